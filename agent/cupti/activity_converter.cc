@@ -1,0 +1,148 @@
+// activity_converter.cc
+#include "agent/cupti/activity_converter.h"
+
+#include <cstring>
+
+namespace gs {
+namespace {
+
+void Clear(GpuActivity* out) { std::memset(out, 0, sizeof(*out)); }
+
+MemKind ToMemKind(uint32_t cupti_memory_kind) {
+  return cupti_memory_kind <= static_cast<uint32_t>(MemKind::kManaged)
+             ? static_cast<MemKind>(cupti_memory_kind)
+             : MemKind::kUnknown;
+}
+
+}  // namespace
+
+void ActivityConverter::LearnContext(uint32_t context_id, uint32_t device_id) {
+  for (int i = 0; i < contexts_; ++i) {
+    if (context_ids_[i] == context_id) {
+      context_devices_[i] = device_id;
+      return;
+    }
+  }
+  if (contexts_ < kMaxContexts) {
+    context_ids_[contexts_] = context_id;
+    context_devices_[contexts_] = device_id;
+    ++contexts_;
+  }
+}
+
+uint32_t ActivityConverter::DeviceOfContext(uint32_t context_id) const {
+  for (int i = 0; i < contexts_; ++i) {
+    if (context_ids_[i] == context_id) return context_devices_[i];
+  }
+  return 0;  // unknown: most processes use one device, and device 0 first
+}
+
+bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivity* out) {
+  Clear(out);
+  out->source = ActivitySource::kCupti;
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      out->kind = ActivityKind::kKernel;
+      out->start_ns = k->start;
+      out->end_ns = k->end;
+      out->correlation_id = k->correlationId;
+      out->device = k->deviceId;
+      out->stream_id = k->streamId;
+      out->context_id = k->contextId;
+      out->name = k->name;
+      LearnContext(k->contextId, k->deviceId);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      out->kind = ActivityKind::kMemcpy;
+      out->start_ns = m->start;
+      out->end_ns = m->end;
+      out->bytes = m->bytes;
+      out->correlation_id = m->correlationId;
+      out->device = m->deviceId;
+      out->stream_id = m->streamId;
+      out->context_id = m->contextId;
+      out->copy_kind = m->copyKind;
+      out->src_kind = ToMemKind(m->srcKind);
+      out->dst_kind = ToMemKind(m->dstKind);
+      out->flags = m->flags;
+      LearnContext(m->contextId, m->deviceId);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+      out->kind = ActivityKind::kMemcpy;
+      out->start_ns = m->start;
+      out->end_ns = m->end;
+      out->bytes = m->bytes;
+      out->correlation_id = m->correlationId;
+      out->device = m->deviceId;
+      out->stream_id = m->streamId;
+      out->context_id = m->contextId;
+      out->copy_kind = m->copyKind;
+      out->src_kind = ToMemKind(m->srcKind);
+      out->dst_kind = ToMemKind(m->dstKind);
+      out->flags = m->flags;
+      LearnContext(m->contextId, m->deviceId);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      out->kind = ActivityKind::kMemset;
+      out->start_ns = m->start;
+      out->end_ns = m->end;
+      out->bytes = m->bytes;
+      out->correlation_id = m->correlationId;
+      out->device = m->deviceId;
+      out->stream_id = m->streamId;
+      out->context_id = m->contextId;
+      out->dst_kind = ToMemKind(m->memoryKind);
+      out->flags = static_cast<uint8_t>(m->flags);
+      LearnContext(m->contextId, m->deviceId);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+      out->kind = ActivityKind::kSync;
+      out->start_ns = s->start;
+      out->end_ns = s->end;
+      out->correlation_id = s->correlationId;
+      out->context_id = s->contextId;
+      out->device = DeviceOfContext(s->contextId);
+      out->stream_id = s->streamId;
+      out->sync_type = static_cast<uint32_t>(s->type);
+      out->address = s->cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->cudaEventId;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(record);
+      out->kind = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+                      ? ActivityKind::kMemoryFree
+                      : ActivityKind::kMemoryAlloc;
+      out->start_ns = m->timestamp;
+      out->end_ns = m->timestamp;
+      out->bytes = m->bytes;
+      out->address = m->address;
+      out->correlation_id = m->correlationId;
+      out->device = m->deviceId;
+      out->stream_id = m->streamId;
+      out->context_id = m->contextId;
+      out->dst_kind = ToMemKind(m->memoryKind);
+      LearnContext(m->contextId, m->deviceId);
+      // A memory record has one timestamp; do not count it as missing one.
+      return true;
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+      ++overhead_records_;
+      return false;
+    default:
+      return false;
+  }
+  if (out->start_ns == 0 && out->end_ns == 0) ++records_without_timestamps_;
+  return true;
+}
+
+}  // namespace gs

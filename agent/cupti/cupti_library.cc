@@ -1,0 +1,105 @@
+// cupti_library.cc
+#include "agent/cupti/cupti_library.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "agent/cupti/cuda_runtime_symbols.h"
+
+namespace gs {
+namespace {
+
+constexpr const char* kSoname = "libcupti.so.13";
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+void AddToolkitRoot(const char* root, std::vector<std::string>* out) {
+  if (root == nullptr || root[0] == '\0') return;
+  const std::string r(root);
+  out->push_back(r + "/extras/CUPTI/lib64/" + kSoname);
+  out->push_back(r + "/lib64/" + kSoname);
+  out->push_back(r + "/lib/" + kSoname);  // pip-wheel style toolkits (nvidia/cu13/lib)
+  out->push_back(r + "/targets/x86_64-linux/lib/" + kSoname);
+}
+
+bool Resolve(void* handle, CuptiLibrary* library, std::string* error) {
+#define GS_CUPTI_RESOLVE(name, required)                                                   \
+  library->fn.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));             \
+  if ((required) && library->fn.name == nullptr) {                                          \
+    *error = library->path + ": missing " #name;                                            \
+    return false;                                                                           \
+  }
+  GS_CUPTI_FUNCTIONS(GS_CUPTI_RESOLVE)
+#undef GS_CUPTI_RESOLVE
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> CuptiCandidatePaths(const std::string& explicit_path,
+                                             const std::string& loaded_cudart_path) {
+  std::vector<std::string> paths;
+  if (!explicit_path.empty()) paths.push_back(explicit_path);
+  paths.push_back(kSoname);  // the loader's search path
+  if (!loaded_cudart_path.empty()) {
+    const std::string dir = DirName(loaded_cudart_path);
+    paths.push_back(dir + "/" + kSoname);                              // toolkit lib64, nvidia/cu13/lib
+    paths.push_back(dir + "/../../cuda_cupti/lib/" + kSoname);         // nvidia/cuda_runtime/lib
+    paths.push_back(dir + "/../../cu13/lib/" + kSoname);               // mixed wheel layouts
+    paths.push_back(dir + "/../extras/CUPTI/lib64/" + kSoname);        // toolkit: lib64 → extras
+  }
+  AddToolkitRoot(std::getenv("CUDA_HOME"), &paths);
+  AddToolkitRoot(std::getenv("CUDA_PATH"), &paths);
+  AddToolkitRoot("/usr/local/cuda", &paths);
+  glob_t g{};
+  if (glob("/usr/local/cuda-13*", 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) AddToolkitRoot(g.gl_pathv[i], &paths);
+  }
+  globfree(&g);
+  return paths;
+}
+
+bool LoadCuptiLibrary(const std::string& explicit_path, CuptiLibrary* library, std::string* error) {
+  void* handle = nullptr;
+  std::string tried;
+  // 1. Reuse a CUPTI that is already mapped (RTLD_NOLOAD never maps a new one).
+  const std::string mapped = FindMappedLibrary("libcupti.so");
+  if (!mapped.empty()) {
+    handle = dlopen(mapped.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (handle != nullptr) library->path = mapped;
+  }
+  if (handle == nullptr) {
+    for (const std::string& candidate :
+         CuptiCandidatePaths(explicit_path, FindMappedLibrary("libcudart.so"))) {
+      handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle != nullptr) {
+        library->path = candidate;
+        break;
+      }
+      if (!tried.empty()) tried += ", ";
+      tried += candidate;
+    }
+  }
+  if (handle == nullptr) {
+    *error = "libcupti not found (tried: " + tried + ")";
+    return false;
+  }
+  // The handle is never closed: CUPTI keeps threads and callbacks into us until exit.
+  if (!Resolve(handle, library, error)) return false;
+  uint32_t version = 0;
+  if (library->fn.cuptiGetVersion(&version) != CUPTI_SUCCESS || version < kMinCuptiApiVersion) {
+    *error = library->path + ": CUPTI API version " + std::to_string(version) +
+             " is older than CUDA 13.0 (" + std::to_string(kMinCuptiApiVersion) + ")";
+    return false;
+  }
+  library->version = version;
+  return true;
+}
+
+}  // namespace gs

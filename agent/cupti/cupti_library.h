@@ -1,0 +1,74 @@
+// cupti_library.h — libcupti, loaded with dlopen (never linked: a DT_NEEDED on libcupti would load
+// it into every process that inherits LD_PRELOAD, CUDA or not) and reached through a table of
+// function pointers.
+//
+// Where it looks, first hit wins:
+//   1. a libcupti.so.* already mapped in the process (torch's, for example): a second CUPTI
+//      instance would collide with it at the driver level anyway;
+//   2. GS_CUPTI_LIBRARY (an explicit path);
+//   3. "libcupti.so.13" on the loader's search path (LD_LIBRARY_PATH, RUNPATH, ld.so.cache);
+//   4. next to the libcudart.so.* the process actually loaded, including the pip wheel layouts
+//      (nvidia/cu13/lib holds both; nvidia/cuda_runtime/lib → nvidia/cuda_cupti/lib) and the
+//      toolkit layout (lib64 → extras/CUPTI/lib64);
+//   5. the toolkit folders ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/local/cuda-13*).
+//
+// Thread safety: Load is called once, by the capture source's Start; afterwards the table is
+// read-only.
+#ifndef GPUSTALL_AGENT_CUPTI_CUPTI_LIBRARY_H_
+#define GPUSTALL_AGENT_CUPTI_CUPTI_LIBRARY_H_
+
+#include <cupti.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gs {
+
+// X(name, required): the CUPTI functions the agent uses. Optional ones may be null.
+#define GS_CUPTI_FUNCTIONS(X)                          \
+  X(cuptiGetVersion, true)                             \
+  X(cuptiGetResultString, true)                        \
+  X(cuptiSubscribe, true)                              \
+  X(cuptiSubscribe_v2, false)                          \
+  X(cuptiUnsubscribe, true)                            \
+  X(cuptiEnableCallback, true)                         \
+  X(cuptiActivityEnable, true)                         \
+  X(cuptiActivityDisable, true)                        \
+  X(cuptiActivityRegisterCallbacks, true)              \
+  X(cuptiActivityGetNextRecord, true)                  \
+  X(cuptiActivityFlushAll, true)                       \
+  X(cuptiActivityFlushPeriod, false)                   \
+  X(cuptiActivityGetNumDroppedRecords, false)          \
+  X(cuptiActivityRegisterTimestampCallback, false)     \
+  X(cuptiSetThreadIdType, false)                       \
+  X(cuptiGetTimestamp, false)                          \
+  X(cuptiGetDeviceId, false)
+
+struct CuptiFunctions {
+#define GS_CUPTI_POINTER(name, required) decltype(&::name) name = nullptr;
+  GS_CUPTI_FUNCTIONS(GS_CUPTI_POINTER)
+#undef GS_CUPTI_POINTER
+};
+
+struct CuptiLibrary {
+  CuptiFunctions fn;
+  std::string path;     // the file that was loaded
+  uint32_t version = 0; // cuptiGetVersion()
+};
+
+// Loads libcupti as described above. On failure returns false and says why in `error` (e.g. "not
+// found (tried: ...)", "libcupti.so.12: API version 120000 < 13.0", "missing cuptiSubscribe").
+// `explicit_path` is GS_CUPTI_LIBRARY ("" when unset).
+bool LoadCuptiLibrary(const std::string& explicit_path, CuptiLibrary* library, std::string* error);
+
+// The candidate paths of steps 2-5 above, in order (exposed for tests).
+std::vector<std::string> CuptiCandidatePaths(const std::string& explicit_path,
+                                             const std::string& loaded_cudart_path);
+
+// The first CUPTI API version whose records this agent reads (CUDA 13.0: Kernel10, Memcpy6, ...).
+inline constexpr uint32_t kMinCuptiApiVersion = 130000;
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_CUPTI_CUPTI_LIBRARY_H_

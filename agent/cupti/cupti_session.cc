@@ -1,0 +1,267 @@
+// cupti_session.cc
+#include "agent/cupti/cupti_session.h"
+
+#include <cstring>
+
+#include "agent/clock.h"
+#include "agent/cupti/api_call_builder.h"
+#include "agent/cupti/capture_thread_state.h"
+#include "agent/cupti/host_memory_map.h"
+#include "shim/cuda_api.h"
+
+namespace gs {
+namespace {
+
+// CUPTI's static callbacks find the session here (one subscriber per process).
+std::atomic<CuptiSession*> g_session{nullptr};
+
+// Registered before any activity kind is enabled: every CUPTI timestamp is then CLOCK_MONOTONIC.
+uint64_t CUPTIAPI MonotonicTimestamp() { return MonotonicNs(); }
+
+constexpr CUpti_ActivityKind kActivityKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_MEMORY2,           CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+// Kinds without which the session is not worth keeping (the rest are best effort).
+bool IsEssential(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_MEMCPY;
+}
+
+}  // namespace
+
+std::string CuptiSession::ResultName(CUptiResult result) const {
+  const char* text = nullptr;
+  if (library_.fn.cuptiGetResultString != nullptr &&
+      library_.fn.cuptiGetResultString(result, &text) == CUPTI_SUCCESS && text != nullptr) {
+    return text;
+  }
+  return "CUPTI error " + std::to_string(static_cast<int>(result));
+}
+
+bool CuptiSession::Start(Recorder& recorder, const Options& options, Failure* failure) {
+  options_ = options;
+  recorder_ = &recorder;
+  std::string error;
+  if (!LoadCuptiLibrary(options.library_path, &library_, &error)) {
+    failure->what = error;
+    return false;
+  }
+  const CuptiFunctions& fn = library_.fn;
+  // The timestamp callback must precede cuptiActivityEnable (cupti_activity.h: "should be done
+  // before any of the CUPTI activity kinds are enabled").
+  if (fn.cuptiActivityRegisterTimestampCallback == nullptr) {
+    failure->what = library_.path + ": no cuptiActivityRegisterTimestampCallback";
+    return false;
+  }
+  if (CUptiResult r = fn.cuptiActivityRegisterTimestampCallback(MonotonicTimestamp); r != CUPTI_SUCCESS) {
+    // The real libcupti on a machine without a driver fails here (CUPTI_ERROR_UNKNOWN).
+    failure->what = "cuptiActivityRegisterTimestampCallback: " + ResultName(r) + " (" + library_.path + ")";
+    return false;
+  }
+  if (fn.cuptiSetThreadIdType != nullptr) {
+    fn.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  }
+
+  CuptiSession* expected = nullptr;
+  if (!g_session.compare_exchange_strong(expected, this)) {
+    failure->what = "another gpustall CUPTI session is already running in this process";
+    return false;
+  }
+  CUptiResult r;
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {0};
+  if (fn.cuptiSubscribe_v2 != nullptr) {
+    CUpti_SubscriberParams params;
+    std::memset(&params, 0, sizeof(params));
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "gpustall";
+    params.oldSubscriberName = holder;
+    params.oldSubscriberSize = sizeof(holder);
+    r = fn.cuptiSubscribe_v2(&subscriber_, OnCallback, this, &params);
+  } else {
+    r = fn.cuptiSubscribe(&subscriber_, OnCallback, this);
+  }
+  if (r != CUPTI_SUCCESS) {
+    failure->what = "cuptiSubscribe: " + ResultName(r);
+    failure->multiple_subscribers = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    failure->holder = holder;
+    subscriber_ = nullptr;
+    g_session.store(nullptr, std::memory_order_release);
+    return false;
+  }
+
+  if (!pool_.Init(options.buffer_count, options.buffer_bytes)) {
+    failure->what = "cannot allocate CUPTI activity buffers";
+    Abandon();
+    return false;
+  }
+  r = fn.cuptiActivityRegisterCallbacks(OnBufferRequested, OnBufferCompleted);
+  if (r != CUPTI_SUCCESS) {
+    failure->what = "cuptiActivityRegisterCallbacks: " + ResultName(r);
+    failure->multiple_subscribers = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    Abandon();
+    return false;
+  }
+  state_.store(kRunning, std::memory_order_release);
+  for (CUpti_ActivityKind kind : kActivityKinds) {
+    r = fn.cuptiActivityEnable(kind);
+    if (r != CUPTI_SUCCESS && IsEssential(kind)) {
+      failure->what = "cuptiActivityEnable: " + ResultName(r);
+      Abandon();
+      return false;
+    }
+  }
+  // Callbacks for every runtime function of the interposer table, so that calls the shim cannot
+  // see are recorded too. A cbid this CUPTI does not know is skipped.
+  for (size_t i = 0; i < kCudaApiCount; ++i) {
+    const CudaApiInfo& info = kCudaApiInfo[i];
+    if (!info.recorded) continue;
+    fn.cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, info.cupti_cbid);
+  }
+  if (fn.cuptiActivityFlushPeriod != nullptr && options.flush_period_ms > 0) {
+    fn.cuptiActivityFlushPeriod(options.flush_period_ms);
+  }
+  return true;
+}
+
+// Undo a half-done start: nothing may keep calling us, and CUPTI is left for others.
+void CuptiSession::Abandon() {
+  const CuptiFunctions& fn = library_.fn;
+  state_.store(kStopped, std::memory_order_release);
+  for (CUpti_ActivityKind kind : kActivityKinds) fn.cuptiActivityDisable(kind);
+  if (subscriber_ != nullptr) fn.cuptiUnsubscribe(subscriber_);
+  subscriber_ = nullptr;
+  g_session.store(nullptr, std::memory_order_release);
+}
+
+void CuptiSession::Flush(bool forced) {
+  if (state_.load(std::memory_order_acquire) != kRunning) return;
+  library_.fn.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+void CuptiSession::Stop() {
+  if (state_.load(std::memory_order_acquire) != kRunning) return;
+  library_.fn.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  // No unsubscribe/disable/finalize at exit: CUPTI's teardown at exit is where the known hangs and
+  // crashes live (cupti-13.md §4.6); a stopped session only ignores what still arrives.
+  state_.store(kStopped, std::memory_order_release);
+}
+
+void CuptiSession::OnForkChild() {
+  // HPCToolkit#195: CUPTI calls in a forked child can hang forever. Mark dead; leak the rest.
+  state_.store(kDead, std::memory_order_release);
+  recorder_ = nullptr;
+}
+
+uint32_t CuptiSession::TakeCorrelationId() {
+  CaptureThreadState& state = ThisThreadCaptureState();
+  const uint32_t id = state.pending_correlation_id;
+  state.pending_correlation_id = 0;
+  return id;
+}
+
+uint32_t CuptiSession::DeviceOf(CUcontext context) {
+  // Per-thread one-entry cache: a thread mostly stays in one context.
+  static thread_local CUcontext cached_context = nullptr;
+  static thread_local uint32_t cached_device = 0;
+  if (context == nullptr) return static_cast<uint32_t>(ThisThreadCaptureState().device);
+  if (context != cached_context) {
+    uint32_t device = 0;
+    if (library_.fn.cuptiGetDeviceId == nullptr ||
+        library_.fn.cuptiGetDeviceId(context, &device) != CUPTI_SUCCESS) {
+      device = static_cast<uint32_t>(ThisThreadCaptureState().device);
+    }
+    cached_context = context;
+    cached_device = device;
+  }
+  return cached_device;
+}
+
+void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                       CUpti_CallbackId cbid, const void* cbdata) {
+  auto* session = static_cast<CuptiSession*>(userdata);
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || session == nullptr || cbdata == nullptr) return;
+  if (session->state_.load(std::memory_order_acquire) != kRunning) return;
+  session->HandleRuntimeCallback(cbid, static_cast<const CUpti_CallbackData*>(cbdata));
+}
+
+void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  CaptureThreadState& thread = ThisThreadCaptureState();
+  if (thread.interposer_depth > 0) {
+    // Inside a shim wrapper (or the agent's own CUDA work): the wrapper records the call; it only
+    // needs CUPTI's correlation id. The first ENTER wins: it belongs to the wrapper's own runtime
+    // call, not to one the runtime makes internally.
+    if (data->callbackSite == CUPTI_API_ENTER && thread.pending_correlation_id == 0) {
+      thread.pending_correlation_id = data->correlationId;
+    }
+    return;
+  }
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    if (data->correlationData != nullptr) *data->correlationData = MonotonicNs();
+    return;
+  }
+  const uint64_t exit_ns = MonotonicNs();
+  CudaApi api;
+  if (!CudaApiFromCupti(cbid, &api)) return;
+  const int result =
+      data->functionReturnValue != nullptr ? *static_cast<const int*>(data->functionReturnValue) : 0;
+  const bool ok = result == 0;
+  const CudaCallFacts facts = CudaFactsFromCuptiParams(api, data->functionParams, ok);
+  HostMemoryMap& map = ProcessHostMemoryMap();
+  ApplyCallEffect(api, facts, ok, data->functionParams, map);
+  if (!InfoOf(api).recorded || recorder_ == nullptr || !recorder_->enabled()) return;
+  ApiCallEvent event;
+  std::memset(&event, 0, sizeof(event));
+  BuildApiCallEvent(api, facts, result, static_cast<int>(DeviceOf(data->context)),
+                    ApiSource::kCuptiCallback, static_cast<uint16_t>(cbid), map, &event);
+  event.enter_ns = data->correlationData != nullptr && *data->correlationData != 0
+                       ? *data->correlationData
+                       : exit_ns;
+  event.exit_ns = exit_ns;
+  event.correlation_id = data->correlationId;
+  // Frames to skip: this function and OnCallback; the runtime's own frames stay (they are few and
+  // show where the call came from, e.g. a library's embedded runtime).
+  recorder_->RecordApiCall(event, options_.capture_stacks, 2);
+}
+
+void CUPTIAPI CuptiSession::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;  // as many as fit
+  CuptiSession* session = g_session.load(std::memory_order_acquire);
+  uint8_t* b = session != nullptr ? session->pool_.Acquire() : nullptr;
+  *buffer = b;
+  *size = b != nullptr ? session->pool_.buffer_bytes() : 0;
+}
+
+void CUPTIAPI CuptiSession::OnBufferCompleted(CUcontext context, uint32_t stream_id,
+                                              uint8_t* buffer, size_t size, size_t valid_size) {
+  (void)size;
+  CuptiSession* session = g_session.load(std::memory_order_acquire);
+  if (session == nullptr) return;
+  if (session->state_.load(std::memory_order_acquire) == kRunning && buffer != nullptr) {
+    session->ConvertBuffer(context, stream_id, buffer, valid_size);
+  }
+  session->pool_.Release(buffer);
+}
+
+void CuptiSession::ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                 size_t valid_size) {
+  // Buffers may complete on several threads at once (CUPTI's worker and a FlushAll caller); the
+  // converter's context table is not shared between them.
+  while (convert_busy_.exchange(true, std::memory_order_acquire)) {
+  }
+  CUpti_Activity* record = nullptr;
+  GpuActivity activity;
+  while (library_.fn.cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    if (converter_.Convert(record, &activity)) recorder_->RecordGpuActivity(activity);
+  }
+  convert_busy_.store(false, std::memory_order_release);
+  size_t dropped = 0;
+  if (library_.fn.cuptiActivityGetNumDroppedRecords != nullptr &&
+      library_.fn.cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS &&
+      dropped > 0) {
+    recorder_->AddDropped(dropped, 0);
+  }
+}
+
+}  // namespace gs

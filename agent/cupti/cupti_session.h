@@ -1,0 +1,99 @@
+// cupti_session.h — the agent's CUPTI subscription: callbacks on the runtime API and activity
+// records, both delivered to a Recorder on the agent's clock.
+//
+// Start follows cupti-13.md §9: load libcupti (dlopen), register a CLOCK_MONOTONIC timestamp
+// callback BEFORE enabling any activity kind (so every record is on the agent's clock), thread id
+// type SYSTEM, cuptiSubscribe_v2 under the name "gpustall", activity buffer callbacks served from
+// a bounded pool, the activity kinds, the runtime-API callbacks of every function in
+// shim/cuda_api.def, and a periodic flush.
+//
+// Callbacks (application threads, inside the real runtime function):
+//   * API_ENTER inside a shim wrapper: stash the correlation id for the wrapper
+//     (TakeCorrelationId) — the wrapper records the call;
+//   * otherwise (a runtime the shim cannot see: static cudart, library-embedded runtimes, ctypes):
+//     remember the enter time in correlationData and, at API_EXIT, record the call itself
+//     (ApiSource::kCuptiCallback) with its stack.
+// Activity buffers (CUPTI's thread, or a flushing thread): records → GpuActivity → Recorder.
+//
+// Thread safety: Start/Flush/Stop are serialised by the owner. At most one session per process
+// (CUPTI allows one subscriber). OnForkChild never calls CUPTI.
+#ifndef GPUSTALL_AGENT_CUPTI_CUPTI_SESSION_H_
+#define GPUSTALL_AGENT_CUPTI_CUPTI_SESSION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "agent/cupti/activity_buffer_pool.h"
+#include "agent/cupti/activity_converter.h"
+#include "agent/cupti/cupti_library.h"
+#include "agent/recorder.h"
+
+namespace gs {
+
+class CuptiSession {
+ public:
+  struct Options {
+    std::string library_path;          // GS_CUPTI_LIBRARY ("": search)
+    int buffer_count = 8;              // activity buffers in the pool
+    size_t buffer_bytes = 2u << 20;    // bytes per buffer (CUPTI recommends 1-10 MiB)
+    uint32_t flush_period_ms = 100;    // cuptiActivityFlushPeriod: bounds how long records wait
+    bool capture_stacks = true;        // for calls recorded from callbacks
+  };
+
+  // Why Start failed, for the one `gpustall:` line and the trace's capture mode.
+  struct Failure {
+    std::string what;        // e.g. "cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
+    std::string holder;      // the subscriber that holds CUPTI, when CUPTI names it
+    bool multiple_subscribers = false;
+  };
+
+  CuptiSession() = default;
+  CuptiSession(const CuptiSession&) = delete;
+  CuptiSession& operator=(const CuptiSession&) = delete;
+
+  // Returns true when CUPTI is subscribed and recording. On false nothing stays enabled and
+  // `failure` says why. `recorder` must outlive the session.
+  bool Start(Recorder& recorder, const Options& options, Failure* failure);
+  // cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0).
+  void Flush(bool forced);
+  // Final forced flush; afterwards nothing reaches the recorder.
+  void Stop();
+  // After fork, in the child: CUPTI is dead here; never call it again.
+  void OnForkChild();
+
+  bool active() const { return state_.load(std::memory_order_acquire) == kRunning; }
+  const std::string& library_path() const { return library_.path; }
+  uint32_t library_version() const { return library_.version; }
+
+  // The correlation id stashed by API_ENTER for the calling thread's current wrapper (0 if none);
+  // clears it.
+  static uint32_t TakeCorrelationId();
+
+ private:
+  enum State : int { kIdle = 0, kRunning = 1, kStopped = 2, kDead = 3 };
+
+  static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                  const void* cbdata);
+  static void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                         size_t size, size_t valid_size);
+  void HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+  void ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size);
+  uint32_t DeviceOf(CUcontext context);
+  std::string ResultName(CUptiResult result) const;
+  void Abandon();
+
+  CuptiLibrary library_;
+  Options options_;
+  Recorder* recorder_ = nullptr;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  ActivityBufferPool pool_;
+  ActivityConverter converter_;  // used under convert_busy_ (one buffer at a time)
+  std::atomic<bool> convert_busy_{false};
+  std::atomic<int> state_{kIdle};
+};
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_CUPTI_CUPTI_SESSION_H_

@@ -1,0 +1,77 @@
+// gpu_capture_source.cc
+#include "agent/cupti/gpu_capture_source.h"
+
+#include "agent/config.h"
+#include "agent/cupti/host_memory_map.h"
+#include "agent/log.h"
+
+namespace gs {
+
+bool GpuCaptureSource::Start(Recorder& recorder) {
+  if (options_.use_cupti) {
+    CuptiSession::Failure failure;
+    if (cupti_.Start(recorder, options_.cupti, &failure)) {
+      detail_ = cupti_.library_path() + " (CUPTI API " + std::to_string(cupti_.library_version()) + ")";
+      recorder.SetCaptureMode("cupti", detail_.c_str());
+      cupti_correlation_.store(true, std::memory_order_release);
+      return true;
+    }
+    if (failure.multiple_subscribers) {
+      detail_ = failure.what + " (held by: " + (failure.holder.empty() ? "unknown tool" : failure.holder) + ")";
+      Log(LogLevel::kWarn,
+          "CUPTI is already in use by another tool (%s): %s; recording in interposition mode "
+          "(event-pair timing of the GPU work this process submits through the CUDA runtime)",
+          failure.holder.empty() ? "unknown tool" : failure.holder.c_str(), failure.what.c_str());
+    } else {
+      detail_ = failure.what;
+      Log(LogLevel::kWarn,
+          "CUPTI unavailable (%s); recording in interposition mode (event-pair timing of the GPU "
+          "work this process submits through the CUDA runtime)",
+          failure.what.c_str());
+    }
+  } else {
+    detail_ = "GS_CUPTI=off";
+  }
+  if (!timer_.Start(recorder)) {
+    detail_ += "; no CUDA event functions in the runtime: host calls only";
+    recorder.SetCaptureMode("host-only", detail_.c_str());
+    return false;
+  }
+  recorder.SetCaptureMode("interposition", detail_.c_str());
+  event_pairs_.store(true, std::memory_order_release);
+  return true;
+}
+
+void GpuCaptureSource::Flush(bool forced) {
+  if (cupti_.active()) cupti_.Flush(forced);
+  if (event_pairs_.load(std::memory_order_acquire)) timer_.Poll(forced);
+}
+
+void GpuCaptureSource::Stop() {
+  cupti_.Stop();
+  timer_.Stop();
+  event_pairs_.store(false, std::memory_order_release);
+}
+
+void GpuCaptureSource::OnForkChild() {
+  ProcessHostMemoryMap().OnForkChild();  // its writer lock may have been held by another thread
+  cupti_.OnForkChild();
+  timer_.OnForkChild();
+  event_pairs_.store(false, std::memory_order_release);
+  cupti_correlation_.store(false, std::memory_order_release);
+}
+
+uint32_t GpuCaptureSource::TakeCorrelationId() {
+  return cupti_correlation_.load(std::memory_order_relaxed) ? CuptiSession::TakeCorrelationId() : 0;
+}
+
+CaptureSource* MakeGpuCaptureSource(const Config& config) {
+  GpuCaptureSource::Options options;
+  options.use_cupti = config.cupti != CuptiMode::kOff;
+  options.cupti.library_path = config.cupti_library;
+  options.cupti.capture_stacks = config.stacks != StackMode::kNone;
+  // Owned by the Agent, never deleted (CUPTI's thread may call into it until exit).
+  return new GpuCaptureSource(options);
+}
+
+}  // namespace gs

@@ -1,0 +1,101 @@
+#include "analyzer/cli/args.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "analyzer/report/report.h"
+
+namespace gs::analyzer::cli {
+
+std::string Usage() {
+  return absl::StrCat(
+      "usage: gsanalyze report TRACE... [--json | --format FORMAT] [--fail-under UTIL] [--width N]\n"
+      "       gsanalyze dump TRACE\n"
+      "\n"
+      "report   why the GPU was idle and which host code owns it (data loss first)\n"
+      "         --json            the documented JSON schema (analyzer/JSON.md)\n"
+      "         --format FORMAT   one of: ", absl::StrJoin(ReportFormatNames(), ", "), "\n",
+      "         --fail-under UTIL exit 1 if steady-state GPU-Util is below UTIL (0.8, 80 or 80%)\n"
+      "         --width N         terminal columns (default: $COLUMNS, the terminal, or 100)\n"
+      "dump     every record of a trace as text\n"
+      "\n"
+      "exit codes: 0 ok, 1 below --fail-under, 2 bad input (usage, not a trace, newer version,\n"
+      "unreadable); a cut trace is analysed up to its last complete chunk, with a warning.\n");
+}
+
+absl::StatusOr<double> ParseUtilization(const std::string& text) {
+  std::string num = text;
+  bool percent = absl::EndsWith(num, "%");
+  if (percent) num.pop_back();
+  double v;
+  if (!absl::SimpleAtod(num, &v) || v < 0)
+    return absl::InvalidArgumentError(absl::StrCat("--fail-under: '", text, "' is not a utilisation (e.g. 0.8 or 80%)"));
+  if (percent || v > 1) v /= 100;
+  if (v > 1) return absl::InvalidArgumentError(absl::StrCat("--fail-under: '", text, "' is above 100%"));
+  return v;
+}
+
+absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
+  CliArgs out;
+  if (args.empty()) return absl::InvalidArgumentError("missing subcommand (report or dump)");
+  const std::string& sub = args[0];
+  if (sub == "help" || sub == "--help" || sub == "-h") return out;
+  if (sub == "report") {
+    out.command = Subcommand::kReport;
+  } else if (sub == "dump") {
+    out.command = Subcommand::kDump;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown subcommand '", sub, "' (report or dump)"));
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    // --name=value or --name value
+    auto value = [&](const char* name, std::string* v) -> absl::Status {
+      std::string prefix = absl::StrCat(name, "=");
+      if (absl::StartsWith(a, prefix)) {
+        *v = a.substr(prefix.size());
+        return absl::OkStatus();
+      }
+      if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
+      *v = args[++i];
+      return absl::OkStatus();
+    };
+    auto is = [&](const char* name) { return a == name || absl::StartsWith(a, absl::StrCat(name, "=")); };
+    if (a == "--help" || a == "-h") {
+      out.command = Subcommand::kHelp;
+      return out;
+    }
+    if (out.command == Subcommand::kReport && a == "--json") {
+      out.format = "json";
+    } else if (out.command == Subcommand::kReport && is("--format")) {
+      std::string v;
+      if (absl::Status s = value("--format", &v); !s.ok()) return s;
+      if (FindReportFormat(v) == nullptr)
+        return absl::InvalidArgumentError(absl::StrCat("--format: unknown format '", v, "' (",
+                                                       absl::StrJoin(ReportFormatNames(), ", "), ")"));
+      out.format = v;
+    } else if (out.command == Subcommand::kReport && is("--fail-under")) {
+      std::string v;
+      if (absl::Status s = value("--fail-under", &v); !s.ok()) return s;
+      absl::StatusOr<double> u = ParseUtilization(v);
+      if (!u.ok()) return u.status();
+      out.fail_under = *u;
+    } else if (out.command == Subcommand::kReport && is("--width")) {
+      std::string v;
+      if (absl::Status s = value("--width", &v); !s.ok()) return s;
+      if (!absl::SimpleAtoi(v, &out.width) || out.width < 40 || out.width > 1000)
+        return absl::InvalidArgumentError(absl::StrCat("--width: '", v, "' is not a width between 40 and 1000"));
+    } else if (absl::StartsWith(a, "-") && a != "-") {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option '", a, "' for ", sub));
+    } else {
+      out.traces.push_back(a);
+    }
+  }
+  if (out.traces.empty()) return absl::InvalidArgumentError(absl::StrCat(sub, ": no trace file given"));
+  if (out.command == Subcommand::kDump && out.traces.size() != 1)
+    return absl::InvalidArgumentError("dump: exactly one trace file");
+  return out;
+}
+
+}  // namespace gs::analyzer::cli

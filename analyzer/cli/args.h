@@ -1,0 +1,47 @@
+// args.h — gsanalyze's command line, parsed into a value (tested as a value in args_test.cc).
+//
+//   gsanalyze report TRACE... [--json] [--format text|json] [--fail-under UTIL] [--width N]
+//   gsanalyze dump TRACE
+//   gsanalyze help | --help
+//
+// Hand-parsed rather than absl::flags: subcommands with positional arguments, and a parser that
+// returns a value (not global flag state) is what the tests want.
+#ifndef GPUSTALL_ANALYZER_CLI_ARGS_H_
+#define GPUSTALL_ANALYZER_CLI_ARGS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gs::analyzer::cli {
+
+// Process exit codes (issue 4).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitBelowThreshold = 1,  // only with --fail-under: steady-state GPU-Util below it
+  kExitBadInput = 2,        // bad usage, not a trace, newer schema, unreadable
+};
+
+enum class Subcommand { kHelp, kReport, kDump };
+
+struct CliArgs {
+  Subcommand command = Subcommand::kHelp;
+  std::vector<std::string> traces;
+  std::string format = "text";          // --json is --format json
+  std::optional<double> fail_under;     // a fraction 0..1
+  int width = 0;                        // 0: $COLUMNS, else the terminal's, else 100
+};
+
+// `args` excludes the program name. Errors are InvalidArgument with a one-line message.
+absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args);
+
+// "0.8", "80%" and "80" all mean 80%: a number above 1 is a percentage.
+absl::StatusOr<double> ParseUtilization(const std::string& text);
+
+std::string Usage();
+
+}  // namespace gs::analyzer::cli
+
+#endif  // GPUSTALL_ANALYZER_CLI_ARGS_H_

@@ -1,0 +1,43 @@
+# gsanalyze's exit codes as a table of ctest cases (google/benchmark's add_filter_test style):
+# each row runs gsanalyze on a trace written by gs_analyzer_make_test_traces and checks the exit
+# code (and, where it matters, one line of output).
+set(GS_ANALYZER_CLI_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli_traces)
+add_test(NAME analyzer.cli.make_traces
+         COMMAND ${CMAKE_COMMAND} -E env sh -c "mkdir -p '${GS_ANALYZER_CLI_DIR}' && '$<TARGET_FILE:gs_analyzer_make_test_traces>' '${GS_ANALYZER_CLI_DIR}'")
+set_tests_properties(analyzer.cli.make_traces PROPERTIES FIXTURES_SETUP analyzer_cli_traces)
+
+# gs_analyzer_cli_case(NAME EXPECTED_EXIT ARGS... [MATCH regex]): runs `gsanalyze ARGS`
+# (relative trace names resolve in the traces folder), expects the exit code and, if given,
+# the regex in stdout+stderr.
+function(gs_analyzer_cli_case name expected)
+  cmake_parse_arguments(PARSE_ARGV 2 CASE "" "MATCH" "")
+  set(cmd "cd '${GS_ANALYZER_CLI_DIR}' && '$<TARGET_FILE:gsanalyze>'")
+  foreach(arg IN LISTS CASE_UNPARSED_ARGUMENTS)
+    string(APPEND cmd " '${arg}'")
+  endforeach()
+  string(APPEND cmd " >out.${name} 2>&1; rc=$?; cat out.${name}; echo exit=$rc; test $rc -eq ${expected}")
+  add_test(NAME analyzer.cli.${name} COMMAND sh -c "${cmd}")
+  set_tests_properties(analyzer.cli.${name} PROPERTIES FIXTURES_REQUIRED analyzer_cli_traces)
+  if(CASE_MATCH)
+    set_tests_properties(analyzer.cli.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${CASE_MATCH}")
+  endif()
+endfunction()
+
+#                    name                     exit  arguments
+gs_analyzer_cli_case(report_ok                0     report starved.gstrace MATCH "Data loss: none.*exit=0")
+gs_analyzer_cli_case(report_json_ok           0     report --json starved.gstrace MATCH "\"schema_version\": 1.*exit=0")
+gs_analyzer_cli_case(healthy_passes_threshold 0     report --fail-under 90% healthy.gstrace MATCH "exit=0")
+gs_analyzer_cli_case(starved_fails_threshold  1     report --fail-under 0.5 starved.gstrace MATCH "below --fail-under 50.0%.*exit=1")
+gs_analyzer_cli_case(starved_no_threshold     0     report starved.gstrace)
+gs_analyzer_cli_case(truncated_warns          0     report truncated.gstrace MATCH "warning: .*cut.*exit=0")
+gs_analyzer_cli_case(not_a_trace              2     report not_a_trace.txt)
+gs_analyzer_cli_case(newer_schema             2     report newer.gstrace)
+gs_analyzer_cli_case(missing_file             2     report does_not_exist.gstrace)
+gs_analyzer_cli_case(one_bad_among_good       2     report starved.gstrace not_a_trace.txt)
+gs_analyzer_cli_case(no_arguments             2)
+gs_analyzer_cli_case(unknown_subcommand       2     frobnicate starved.gstrace)
+gs_analyzer_cli_case(unknown_flag             2     report --bogus starved.gstrace)
+gs_analyzer_cli_case(bad_threshold            2     report --fail-under lots starved.gstrace)
+gs_analyzer_cli_case(help                     0     --help MATCH "usage: gsanalyze.*exit=0")
+gs_analyzer_cli_case(dump_ok                  0     dump starved.gstrace MATCH "cudaLaunchKernel.*exit=0")
+gs_analyzer_cli_case(dump_not_a_trace         2     dump not_a_trace.txt)

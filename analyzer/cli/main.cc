@@ -1,0 +1,27 @@
+// gsanalyze — parses the command line and dispatches to one subcommand (cli/commands.h).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "analyzer/cli/args.h"
+#include "analyzer/cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace gs::analyzer::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<CliArgs> parsed = ParseArgs(args);
+  if (!parsed.ok()) {
+    std::cerr << "gsanalyze: " << parsed.status().message() << "\n" << Usage();
+    return kExitBadInput;
+  }
+  switch (parsed->command) {
+    case Subcommand::kHelp:
+      std::cout << Usage();
+      return kExitOk;
+    case Subcommand::kReport:
+      return RunReport(*parsed, std::cout, std::cerr);
+    case Subcommand::kDump:
+      return RunDump(*parsed, std::cout, std::cerr);
+  }
+  return kExitBadInput;
+}

@@ -1,0 +1,190 @@
+#include "analyzer/model/importer.h"
+
+#include "absl/strings/str_cat.h"
+#include "analyzer/reader/trace_reader.h"
+
+namespace gs::analyzer {
+
+namespace tr = gpustall::trace;
+
+// TraceTables over the reader's interned tables (resolved lazily, at report time).
+class TraceImporter::ReaderTables final : public TraceTables {
+ public:
+  explicit ReaderTables(const reader::InternTables& t) : t_(t) {}
+  std::string FunctionName(uint32_t id) const override {
+    std::string_view name = t_.function_name(id);
+    if (!name.empty()) return std::string(name);
+    return id ? absl::StrCat("api#", id) : std::string("(unknown call)");
+  }
+  std::string ThreadName(uint64_t tid) const override {
+    const tr::ThreadInfo* info = t_.thread(tid);
+    return info ? info->name() : std::string();
+  }
+  std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const override {
+    std::vector<FrameInfo> out;
+    for (uint32_t id : t_.stack(stack_id)) {
+      FrameInfo f;
+      const tr::Frame* frame = t_.frame(id);
+      if (frame != nullptr) {
+        f.function = std::string(t_.string(frame->function_id()));
+        f.file = std::string(t_.string(frame->file_id()));
+        f.line = frame->line();
+        if (const tr::Module* m = t_.module(frame->module_id())) f.module = m->path();
+        if (f.function.empty()) f.function = t_.DescribeFrame(id);  // "module+0x..." unsymbolised
+      } else {
+        f.function = absl::StrCat("<frame #", id, ">");
+      }
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  const reader::InternTables& t_;
+};
+
+namespace {
+
+ApiCall Convert(const trace::ApiCallRecord& r) {
+  ApiCall c;
+  c.enter_ns = static_cast<TimeNs>(r.enter_ns);
+  c.exit_ns = static_cast<TimeNs>(r.exit_ns);
+  c.bytes = r.bytes;
+  c.stream = r.stream;
+  c.address = r.address;
+  c.thread = r.thread_id;
+  c.correlation = r.correlation_id;
+  c.stack = r.stack;
+  c.function = r.function;
+  c.result = r.result;
+  c.device = r.device;
+  c.api_class = static_cast<ApiClass>(r.api_class);
+  c.direction = DirectionFromCudaMemcpyKind(r.copy_kind);
+  c.src_kind = static_cast<MemKind>(r.src_kind);
+  c.dst_kind = static_cast<MemKind>(r.dst_kind);
+  c.async = (r.flags & 1) != 0;
+  return c;
+}
+
+GpuActivity Convert(const trace::GpuActivityRecord& r) {
+  GpuActivity a;
+  a.start_ns = static_cast<TimeNs>(r.start_ns);
+  a.end_ns = static_cast<TimeNs>(r.end_ns);
+  a.bytes = r.bytes;
+  a.correlation = r.correlation_id;
+  a.device = r.device;
+  a.stream = r.stream;
+  a.name = r.name;
+  a.kind = static_cast<ActivityKind>(r.kind);
+  a.direction = DirectionFromCuptiMemcpyKind(r.copy_kind);
+  a.src_kind = static_cast<MemKind>(r.src_kind);
+  a.dst_kind = static_cast<MemKind>(r.dst_kind);
+  return a;
+}
+
+}  // namespace
+
+TraceImporter::~TraceImporter() = default;
+
+absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Open(const std::string& path) {
+  auto reader = reader::TraceReader::Open(path);
+  if (!reader.ok()) {
+    // The reader's messages name the file already when it could open it; make sure they do.
+    std::string msg(reader.status().message());
+    if (msg.find(path) == std::string::npos) msg = absl::StrCat(path, ": ", msg);
+    return absl::Status(reader.status().code(), msg);
+  }
+  std::unique_ptr<TraceImporter> imp(new TraceImporter());
+  imp->reader_ = std::move(*reader);
+  imp->tables_ = std::make_unique<ReaderTables>(imp->reader_->tables());
+  const tr::TraceHeader& h = imp->reader_->header();
+  imp->info_.path = path;
+  imp->info_.host = h.host_name();
+  imp->info_.pid = h.pid();
+  if (h.has_rank()) imp->info_.rank = h.rank();
+  imp->UpdateInfo();
+  return imp;
+}
+
+void TraceImporter::UpdateInfo() {
+  const tr::CaptureInfo& cap = reader_->capture();
+  info_.capture_mode = cap.mode_text();
+  info_.native_stacks = cap.native_stacks();
+  info_.python_stacks = cap.python_stacks();
+  info_.sampling = cap.sampling();
+  info_.devices.clear();
+  for (const tr::DeviceInfo& d : reader_->devices()) {
+    DeviceDescription desc;
+    desc.index = d.index();
+    desc.name = d.name();
+    desc.total_memory = d.total_memory();
+    desc.pcie_generation = d.pcie_generation();
+    desc.pcie_width = d.pcie_width();
+    info_.devices.push_back(std::move(desc));
+  }
+  const tr::Stats& st = reader_->last_stats();
+  const reader::ReadStats& rs = reader_->stats();
+  LossCounters& l = info_.losses;
+  l.ring_dropped = st.ring_dropped();
+  l.cupti_dropped = st.cupti_dropped();
+  l.other_dropped = st.other_dropped();
+  l.samples_dropped = st.samples_dropped();
+  l.stacks_truncated = st.stacks_truncated();
+  l.activities_without_time = st.activities_without_time();
+  l.corrupt_frames = rs.corrupt_frames + rs.bad_batches;
+  l.missing_chunks = rs.missing_chunks;
+  l.truncated_bytes = rs.truncated_bytes;
+  l.clean_end = rs.clean_end;
+}
+
+absl::Status TraceImporter::ReadAll(RecordSink* sink) {
+  reader::ChunkEvents ev;
+  while (true) {
+    absl::StatusOr<bool> more = reader_->Next(&ev);
+    if (!more.ok()) return absl::Status(more.status().code(), absl::StrCat(info_.path, ": ", more.status().message()));
+    if (!*more) break;
+    for (const trace::ApiCallRecord& r : ev.api_calls) sink->OnApiCall(Convert(r));
+    for (const trace::GpuActivityRecord& r : ev.activities) sink->OnActivity(Convert(r));
+    for (const trace::SampleRecord& r : ev.samples) {
+      Sample s;
+      s.time_ns = static_cast<TimeNs>(r.time_ns);
+      s.thread = r.thread_id;
+      s.stack = r.stack;
+      s.state = static_cast<uint8_t>(r.state);
+      sink->OnSample(s);
+    }
+    for (const trace::MemoryEventRecord& r : ev.memory_events) {
+      MemoryEvent m;
+      m.time_ns = static_cast<TimeNs>(r.time_ns);
+      m.address = r.address;
+      m.bytes = r.bytes;
+      m.device = r.device;
+      m.kind = static_cast<MemoryEventKind>(r.kind);
+      sink->OnMemoryEvent(m);
+    }
+  }
+  UpdateInfo();
+  return absl::OkStatus();
+}
+
+const TraceTables& TraceImporter::tables() const { return *tables_; }
+
+uint64_t TraceImporter::file_bytes() const { return reader_->stats().file_bytes; }
+
+std::string TraceImporter::DamageWarning() const {
+  const reader::ReadStats& rs = reader_->stats();
+  std::string w;
+  if (rs.truncated_bytes > 0)
+    absl::StrAppend(&w, info_.path, ": the trace was cut: the last ", rs.truncated_bytes,
+                    " bytes (from offset ", rs.truncated_at, ") are an incomplete frame; analysed the ",
+                    rs.chunks, rs.chunks == 1 ? " complete chunk" : " complete chunks", " before it");
+  if (rs.corrupt_frames + rs.bad_batches + rs.missing_chunks > 0)
+    absl::StrAppend(&w, w.empty() ? absl::StrCat(info_.path, ": ") : "; ", "damaged: ",
+                    rs.corrupt_frames, " unreadable frames (", rs.skipped_bytes, " bytes skipped), ",
+                    rs.bad_batches, " bad batches, ", rs.missing_chunks, " missing chunks");
+  if (w.empty() && !rs.clean_end)
+    absl::StrAppend(&w, info_.path, ": no end record: the process did not flush at exit (killed?); analysed what was written");
+  return w;
+}
+
+}  // namespace gs::analyzer

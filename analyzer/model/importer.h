@@ -1,0 +1,57 @@
+// importer.h — reads a .gstrace file with the reader library (analyzer/reader) and delivers its
+// records, converted to the model's types, to a RecordSink; the trace's metadata and losses go
+// into a TraceInfo, and its interned tables are offered as TraceTables.
+//
+// Clocks: the agent maps device timestamps onto host CLOCK_MONOTONIC before writing (issue 3),
+// so records of one trace share a clock and are used as they are. Traces of different processes
+// on one host share CLOCK_MONOTONIC; each device is analysed within its own trace, so no
+// cross-trace alignment is needed for the per-device analysis.
+//
+// Thread safety: none. Lifetimes: `tables()` is valid while the TraceImporter lives.
+#ifndef GPUSTALL_ANALYZER_MODEL_IMPORTER_H_
+#define GPUSTALL_ANALYZER_MODEL_IMPORTER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "analyzer/model/record_sink.h"
+#include "analyzer/model/trace_tables.h"
+
+namespace gs::reader {
+class TraceReader;
+}
+
+namespace gs::analyzer {
+
+class TraceImporter {
+ public:
+  // Opens the trace and reads its header. Errors (one line, naming the file): not a trace,
+  // newer version, unreadable, cut before the header.
+  static absl::StatusOr<std::unique_ptr<TraceImporter>> Open(const std::string& path);
+  ~TraceImporter();
+
+  // Reads every record into `sink`. Damage is counted (info().losses), not an error; only I/O
+  // failures are.
+  absl::Status ReadAll(RecordSink* sink);
+
+  // Metadata and losses (complete after ReadAll).
+  const TraceInfo& info() const { return info_; }
+  const TraceTables& tables() const;
+  // One line when the file was cut or damaged ("" otherwise), for the report's warnings.
+  std::string DamageWarning() const;
+  uint64_t file_bytes() const;
+
+ private:
+  class ReaderTables;
+  TraceImporter() = default;
+  void UpdateInfo();
+  std::unique_ptr<reader::TraceReader> reader_;
+  std::unique_ptr<ReaderTables> tables_;
+  TraceInfo info_;
+};
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_MODEL_IMPORTER_H_

@@ -1,0 +1,122 @@
+// trace_tables.h — per-trace interned tables and metadata, as the analysis sees them.
+//
+// The importer fills one TraceTables per trace file; the analysis keeps only ids (stack ids,
+// function ids) in its hot loops and resolves them here when a report is built. Memory grows with
+// the number of distinct strings/frames/stacks, never with the number of events.
+//
+// Thread safety: none (one importer fills it, then the analysis reads it).
+#ifndef GPUSTALL_ANALYZER_MODEL_TRACE_TABLES_H_
+#define GPUSTALL_ANALYZER_MODEL_TRACE_TABLES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace gs::analyzer {
+
+// A resolved frame: what a report prints. Empty strings / 0 mean unknown.
+struct FrameInfo {
+  std::string function;
+  std::string file;
+  uint32_t line = 0;
+  std::string module;  // path of the ELF module (native frames); empty for Python frames
+  bool operator==(const FrameInfo& o) const {
+    return line == o.line && function == o.function && file == o.file && module == o.module;
+  }
+};
+
+struct DeviceDescription {
+  uint32_t index = 0;
+  std::string name;
+  uint64_t total_memory = 0;      // bytes; 0 = unknown
+  uint32_t pcie_generation = 0;   // 0 = unknown
+  uint32_t pcie_width = 0;        // 0 = unknown
+};
+
+// What the trace says it lost. Cumulative counters (the last Stats record wins) plus what the
+// reader found damaged. Every report prints these first ("losses are data").
+struct LossCounters {
+  uint64_t ring_dropped = 0;            // API calls dropped in the agent (full ring)
+  uint64_t cupti_dropped = 0;           // CUPTI activity records dropped
+  uint64_t other_dropped = 0;
+  uint64_t samples_dropped = 0;
+  uint64_t stacks_truncated = 0;
+  uint64_t activities_without_time = 0;
+  uint64_t corrupt_frames = 0;          // frames the reader skipped (checksum, decode)
+  uint64_t missing_chunks = 0;          // gaps in chunk sequence numbers
+  uint64_t truncated_bytes = 0;         // bytes after the last complete frame (file cut)
+  bool clean_end = false;               // a TraceEnd frame was present
+  // Found by the analysis:
+  uint64_t late_activities = 0;         // arrived after the analysis window had passed them
+  uint64_t unmatched_activities = 0;    // device work with no host call (correlation unknown)
+  uint64_t folded_host_calls = 0;       // host history over its bound (oldest calls forgotten)
+  void Add(const LossCounters& o);
+  bool Any() const;
+};
+
+struct TraceInfo {
+  std::string path;
+  std::string host;
+  int64_t pid = 0;
+  std::optional<int32_t> rank;
+  std::string capture_mode;   // e.g. "cupti", "interposition: ..."
+  bool native_stacks = false;
+  bool python_stacks = false;
+  bool sampling = false;
+  std::vector<DeviceDescription> devices;
+  LossCounters losses;
+  // "rank 3 (pid 123 on host)", or "pid 123 on host".
+  std::string Label() const;
+};
+
+// What the analysis asks of a trace's tables: names of API functions and threads, and stacks
+// resolved to frames. Implemented over the reader's tables (importer.cc) and in memory (tests).
+class TraceTables {
+ public:
+  virtual ~TraceTables() = default;
+  // API name; "api#N" when unknown, "(unknown call)" for id 0.
+  virtual std::string FunctionName(uint32_t function_id) const = 0;
+  // "" when unknown.
+  virtual std::string ThreadName(uint64_t tid) const = 0;
+  // Frames of a stack, leaf (innermost) first; empty when unknown.
+  virtual std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const = 0;
+};
+
+// Tables built in memory (tests, synthetic traces).
+class InMemoryTables : public TraceTables {
+ public:
+  void SetString(uint32_t id, std::string value) { strings_[id] = std::move(value); }
+  void SetFunction(uint32_t id, std::string name) { functions_[id] = std::move(name); }
+  void SetModule(uint32_t id, std::string path) { modules_[id] = std::move(path); }
+  // Frames may be redefined with more fields filled (symbolisation); non-empty fields replace.
+  void SetFrame(uint32_t id, uint32_t function_string, uint32_t file_string, uint32_t line,
+                uint32_t module_id);
+  void SetStack(uint32_t id, std::vector<uint32_t> frames_leaf_first) {
+    stacks_[id] = std::move(frames_leaf_first);
+  }
+  void SetThreadName(uint64_t tid, std::string name) { threads_[tid] = std::move(name); }
+
+  const std::string& String(uint32_t id) const;
+  FrameInfo ResolveFrame(uint32_t frame_id) const;
+  std::string FunctionName(uint32_t function_id) const override;
+  std::string ThreadName(uint64_t tid) const override;
+  std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const override;
+
+ private:
+  struct RawFrame {
+    uint32_t function = 0, file = 0, line = 0, module = 0;
+  };
+  absl::flat_hash_map<uint32_t, std::string> strings_;
+  absl::flat_hash_map<uint32_t, std::string> functions_;
+  absl::flat_hash_map<uint32_t, std::string> modules_;
+  absl::flat_hash_map<uint32_t, RawFrame> frames_;
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> stacks_;
+  absl::flat_hash_map<uint64_t, std::string> threads_;
+};
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_MODEL_TRACE_TABLES_H_

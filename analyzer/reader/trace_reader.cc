@@ -1,0 +1,392 @@
+#include "analyzer/reader/trace_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace gs::reader {
+
+namespace pb = gpustall::trace;
+using trace::FrameHeader;
+using trace::FrameHeaderStatus;
+using trace::kFrameHeaderSize;
+
+// Where the bytes come from: a file descriptor, or a string in memory.
+class TraceReader::Source {
+ public:
+  virtual ~Source() = default;
+  // Reads up to `n` bytes; 0 means end of file.
+  virtual absl::StatusOr<size_t> Read(unsigned char* dst, size_t n) = 0;
+};
+
+class TraceReader::FileSource : public Source {
+ public:
+  FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~FileSource() override { ::close(fd_); }
+  absl::StatusOr<size_t> Read(unsigned char* dst, size_t n) override {
+    while (true) {
+      const ssize_t r = ::read(fd_, dst, n);
+      if (r >= 0) return static_cast<size_t>(r);
+      if (errno != EINTR) return absl::ErrnoToStatus(errno, absl::StrCat("read ", path_));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+class TraceReader::BufferSource : public Source {
+ public:
+  explicit BufferSource(std::string bytes) : bytes_(std::move(bytes)) {}
+  absl::StatusOr<size_t> Read(unsigned char* dst, size_t n) override {
+    const size_t k = std::min(n, bytes_.size() - pos_);
+    std::memcpy(dst, bytes_.data() + pos_, k);
+    pos_ += k;
+    return k;
+  }
+
+ private:
+  std::string bytes_;
+  size_t pos_ = 0;
+};
+
+void ChunkEvents::Clear() {
+  sequence = 0;
+  offset = 0;
+  api_calls.clear();
+  activities.clear();
+  memory_events.clear();
+  samples.clear();
+  nvtx_ranges.clear();
+  process_stats.clear();
+  clock_syncs.clear();
+  has_stats = false;
+  stats.Clear();
+}
+
+// ------------------------------------------------------------------------------------- opening
+
+absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path,
+                                                               Reporter* reporter,
+                                                               ReaderOptions options) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, path);
+  std::unique_ptr<TraceReader> reader(new TraceReader(
+      std::make_unique<FileSource>(fd, path), reporter, options, path));
+  if (absl::Status s = reader->ReadPreludeAndHeader(); !s.ok()) return s;
+  return reader;
+}
+
+absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::FromBuffer(std::string bytes,
+                                                                     Reporter* reporter,
+                                                                     std::string name) {
+  std::unique_ptr<TraceReader> reader(new TraceReader(
+      std::make_unique<BufferSource>(std::move(bytes)), reporter, ReaderOptions(), std::move(name)));
+  if (absl::Status s = reader->ReadPreludeAndHeader(); !s.ok()) return s;
+  return reader;
+}
+
+TraceReader::TraceReader(std::unique_ptr<Source> source, Reporter* reporter, ReaderOptions options,
+                         std::string name)
+    : source_(std::move(source)), reporter_(reporter), options_(options), name_(std::move(name)) {
+  if (options_.read_block_size < 4096) options_.read_block_size = 4096;
+}
+
+TraceReader::~TraceReader() = default;
+
+absl::Status TraceReader::ReadPreludeAndHeader() {
+  if (absl::Status s = Fill(trace::kPreludeSize); !s.ok()) return s;
+  if (available() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": empty file, not a gpustall trace"));
+  }
+  switch (trace::CheckPrelude(&buffer_[pos_], available(), &format_version_)) {
+    case trace::PreludeCheck::kOk:
+      break;
+    case trace::PreludeCheck::kBadMagic:
+      return absl::InvalidArgumentError(absl::StrCat(name_, ": not a gpustall trace"));
+    case trace::PreludeCheck::kTooShort:
+      return absl::DataLossError(absl::StrCat(name_, ": truncated: the file ends after ",
+                                              available(), " bytes, inside the trace prelude"));
+    case trace::PreludeCheck::kNewerFormat:
+      return absl::FailedPreconditionError(absl::StrCat(
+          name_, ": trace format version ", format_version_,
+          " is newer than this reader supports (", trace::kFormatVersion, "); upgrade gsanalyze"));
+  }
+  pos_ += trace::kPreludeSize;
+
+  const auto truncated_header = [&] {
+    return absl::DataLossError(absl::StrCat(name_, ": truncated: the file ends after ",
+                                            offset() + available(),
+                                            " bytes, inside the trace header"));
+  };
+  if (absl::Status s = Fill(kFrameHeaderSize); !s.ok()) return s;
+  FrameHeader h;
+  const FrameHeaderStatus st = trace::ParseFrameHeader(&buffer_[pos_], available(), &h);
+  if (st == FrameHeaderStatus::kNeedMore) return truncated_header();
+  if (st != FrameHeaderStatus::kOk) {
+    return absl::DataLossError(absl::StrCat(name_, ": the trace header is damaged (",
+                                            trace::FrameHeaderStatusName(st), ")"));
+  }
+  if (h.type != trace::FrameType::kHeader) {
+    return absl::DataLossError(absl::StrCat(name_, ": the first frame is not a trace header"));
+  }
+  const size_t total = kFrameHeaderSize + h.stored_size;
+  if (absl::Status s = Fill(total); !s.ok()) return s;
+  if (available() < total) return truncated_header();
+  std::string_view payload;
+  std::string error;
+  if (!trace::DecodePayload(h, &buffer_[pos_ + kFrameHeaderSize], &scratch_, &payload, &error) ||
+      !header_.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+    return absl::DataLossError(absl::StrCat(name_, ": the trace header is damaged (",
+                                            error.empty() ? "does not parse" : error, ")"));
+  }
+  if (header_.schema_version() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": trace header has no schema version"));
+  }
+  if (header_.schema_version() > trace::kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name_, ": trace schema version ", header_.schema_version(),
+        " is newer than this reader supports (", trace::kSchemaVersion, "); upgrade gsanalyze"));
+  }
+  pos_ += total;
+  capture_ = header_.capture();
+  devices_.assign(header_.devices().begin(), header_.devices().end());
+  stats_.file_bytes = offset();
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------------------------------- reading
+
+absl::Status TraceReader::Fill(size_t n) {
+  if (available() >= n || eof_) return absl::OkStatus();
+  // Keep the unread bytes, at the front (they are fewer than n, and n is at most one frame).
+  if (pos_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + pos_, available());
+    buffer_offset_ += pos_;
+    limit_ -= pos_;
+    pos_ = 0;
+  }
+  // n is bounded by kFrameHeaderSize + kMaxPayloadSize: only ever a checked frame size. The
+  // buffer starts small (small traces, tests that open thousands of files) and doubles up to the
+  // read block size; it is only ever larger to hold one big frame.
+  if (buffer_.size() < n || buffer_.size() < options_.read_block_size) {
+    const size_t grown = std::min(std::max<size_t>(buffer_.size() * 2, 64 << 10),
+                                  options_.read_block_size);
+    buffer_.resize(std::max(n, grown));
+  }
+  while (limit_ < n && !eof_) {
+    absl::StatusOr<size_t> r = source_->Read(buffer_.data() + limit_, buffer_.size() - limit_);
+    if (!r.ok()) return r.status();
+    if (*r == 0) eof_ = true;
+    limit_ += *r;
+  }
+  return absl::OkStatus();
+}
+
+void TraceReader::Report(uint64_t at, uint64_t bytes, const std::string& why) {
+  if (reporter_ != nullptr) reporter_->Corruption(at, bytes, absl::DataLossError(why));
+}
+
+absl::Status TraceReader::Resynchronize(const char* why) {
+  const uint64_t start = offset();
+  ++pos_;  // there is no frame here
+  while (true) {
+    if (absl::Status s = Fill(kFrameHeaderSize); !s.ok()) return s;
+    if (available() == 0) break;
+    pos_ += trace::FindFrameMarker(&buffer_[pos_], available());
+    if (available() == 0) continue;  // nothing in this buffer; read on
+    if (absl::Status s = Fill(kFrameHeaderSize); !s.ok()) return s;
+    FrameHeader h;
+    const FrameHeaderStatus st = trace::ParseFrameHeader(&buffer_[pos_], available(), &h);
+    // kNeedMore here means the file ends inside a header: the main loop reports the truncation.
+    if (st == FrameHeaderStatus::kOk || st == FrameHeaderStatus::kNeedMore) break;
+    ++pos_;
+  }
+  const uint64_t skipped = offset() - start;
+  stats_.skipped_bytes += skipped;
+  ++corrupt_since_chunk_;
+  Report(start, skipped,
+         absl::StrCat("damaged data at offset ", start, " (", why, "): skipped ", skipped,
+                      " bytes to the next frame"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> TraceReader::Next(ChunkEvents* events) {
+  events->Clear();
+  while (true) {
+    if (absl::Status s = Fill(kFrameHeaderSize); !s.ok()) return s;
+    if (available() == 0) {
+      stats_.file_bytes = offset();
+      return false;
+    }
+    const uint64_t frame_offset = offset();
+    FrameHeader h;
+    const FrameHeaderStatus st = trace::ParseFrameHeader(&buffer_[pos_], available(), &h);
+    if (st == FrameHeaderStatus::kNeedMore) {
+      MarkTruncated(frame_offset, available(), "a frame header");
+      return false;
+    }
+    if (st != FrameHeaderStatus::kOk) {
+      if (absl::Status s = Resynchronize(trace::FrameHeaderStatusName(st)); !s.ok()) return s;
+      continue;
+    }
+    const size_t total = kFrameHeaderSize + h.stored_size;
+    if (absl::Status s = Fill(total); !s.ok()) return s;
+    if (available() < total) {
+      MarkTruncated(frame_offset, available(), "a frame");
+      return false;
+    }
+    std::string_view payload;
+    std::string error;
+    const bool decoded =
+        trace::DecodePayload(h, &buffer_[pos_ + kFrameHeaderSize], &scratch_, &payload, &error);
+    pos_ += total;
+    stats_.file_bytes = offset();
+    const auto corrupt = [&](const std::string& why) {
+      ++stats_.corrupt_frames;
+      ++corrupt_since_chunk_;
+      stats_.skipped_bytes += total;
+      Report(frame_offset, total,
+             absl::StrCat("damaged frame at offset ", frame_offset, " (", total, " bytes): ", why));
+    };
+    if (!decoded) {
+      corrupt(error);
+      continue;
+    }
+    const int size = static_cast<int>(payload.size());
+    switch (h.type) {
+      case trace::FrameType::kChunk:
+        if (!chunk_.ParseFromArray(payload.data(), size)) {
+          corrupt("the chunk does not parse");
+          continue;
+        }
+        ApplyChunk(chunk_, frame_offset, events);
+        return true;
+      case trace::FrameType::kEnd:
+        if (!end_.ParseFromArray(payload.data(), size)) {
+          corrupt("the end record does not parse");
+          continue;
+        }
+        stats_.clean_end = true;
+        if (end_.has_stats()) last_stats_ = end_.stats();
+        continue;
+      case trace::FrameType::kHeader:
+        corrupt("a second trace header");
+        continue;
+    }
+  }
+}
+
+void TraceReader::MarkTruncated(uint64_t at, uint64_t bytes, const char* inside) {
+  stats_.truncated_at = at;
+  stats_.truncated_bytes = bytes;
+  pos_ = limit_;
+  stats_.file_bytes = offset();
+  Report(at, bytes,
+         absl::StrCat("truncated: the file ends inside ", inside, " at offset ", at, "; ", bytes,
+                      " bytes of it ignored"));
+}
+
+void TraceReader::ApplyChunk(const pb::Chunk& chunk, uint64_t frame_offset, ChunkEvents* events) {
+  ++stats_.chunks;
+  events->sequence = chunk.sequence();
+  events->offset = frame_offset;
+  if (chunk.sequence() > next_sequence_) {
+    const uint64_t gap = chunk.sequence() - next_sequence_;
+    stats_.missing_chunks += gap;
+    // Chunks lost to damage were reported already; report only those that never reached the file.
+    if (gap > corrupt_since_chunk_) {
+      Report(frame_offset, 0,
+             absl::StrCat(gap - corrupt_since_chunk_, " chunk(s) missing before chunk ",
+                          chunk.sequence(), " at offset ", frame_offset));
+    }
+  }
+  if (chunk.sequence() >= next_sequence_) next_sequence_ = chunk.sequence() + 1;
+  corrupt_since_chunk_ = 0;
+
+  // Definitions first: the records below may refer to them.
+  for (const pb::InternedString& s : chunk.strings()) tables_.AddString(s.id(), s.value());
+  for (const pb::ApiFunction& f : chunk.api_functions()) tables_.AddFunction(f);
+  for (const pb::Module& m : chunk.modules()) tables_.AddModule(m);
+  for (const pb::Frame& f : chunk.frames()) tables_.AddFrame(f);
+  for (const pb::Stack& s : chunk.stacks()) tables_.AddStack(s);
+  for (const pb::ThreadInfo& t : chunk.threads()) tables_.AddThread(t);
+  for (const pb::DeviceInfo& d : chunk.devices()) {
+    auto it = std::find_if(devices_.begin(), devices_.end(),
+                           [&](const pb::DeviceInfo& e) { return e.index() == d.index(); });
+    if (it != devices_.end()) {
+      *it = d;
+    } else {
+      devices_.push_back(d);
+    }
+  }
+  if (chunk.has_capture()) capture_ = chunk.capture();
+  if (chunk.has_stats()) {
+    last_stats_ = chunk.stats();
+    events->stats = chunk.stats();
+    events->has_stats = true;
+  }
+  events->process_stats.assign(chunk.process_stats().begin(), chunk.process_stats().end());
+  events->clock_syncs.assign(chunk.clock_syncs().begin(), chunk.clock_syncs().end());
+
+  std::string error;
+  const auto bad_batch = [&](const char* what, int index) {
+    ++stats_.bad_batches;
+    Report(frame_offset, 0,
+           absl::StrCat("chunk ", chunk.sequence(), " at offset ", frame_offset, ": ", what,
+                        " batch ", index, " dropped: ", error));
+  };
+  for (int i = 0; i < chunk.api_calls_size(); ++i) {
+    const size_t first = events->api_calls.size();
+    if (!trace::DecodeApiCallBatch(chunk.api_calls(i), &events->api_calls, &error)) {
+      bad_batch("API call", i);
+      continue;
+    }
+    // The class belongs to the function; resolve it once per record here so the analysis does
+    // not have to (consecutive calls mostly repeat a function: cache the last lookup).
+    uint32_t last_function = 0;
+    pb::ApiClass last_class = pb::API_CLASS_OTHER;
+    for (size_t j = first; j < events->api_calls.size(); ++j) {
+      trace::ApiCallRecord& r = events->api_calls[j];
+      if (r.function != last_function) {
+        last_function = r.function;
+        last_class = tables_.function_class(r.function);
+      }
+      r.api_class = last_class;
+    }
+  }
+  for (int i = 0; i < chunk.activities_size(); ++i) {
+    if (!trace::DecodeGpuActivityBatch(chunk.activities(i), &events->activities, &error)) {
+      bad_batch("GPU activity", i);
+    }
+  }
+  for (int i = 0; i < chunk.memory_events_size(); ++i) {
+    if (!trace::DecodeMemoryEventBatch(chunk.memory_events(i), &events->memory_events, &error)) {
+      bad_batch("memory event", i);
+    }
+  }
+  for (int i = 0; i < chunk.samples_size(); ++i) {
+    if (!trace::DecodeSampleBatch(chunk.samples(i), &events->samples, &error)) {
+      bad_batch("sample", i);
+    }
+  }
+  for (int i = 0; i < chunk.nvtx_ranges_size(); ++i) {
+    if (!trace::DecodeNvtxRangeBatch(chunk.nvtx_ranges(i), &events->nvtx_ranges, &error)) {
+      bad_batch("NVTX range", i);
+    }
+  }
+  stats_.api_calls += events->api_calls.size();
+  stats_.activities += events->activities.size();
+  stats_.memory_events += events->memory_events.size();
+  stats_.samples += events->samples.size();
+  stats_.nvtx_ranges += events->nvtx_ranges.size();
+}
+
+}  // namespace gs::reader

@@ -1,0 +1,248 @@
+// json_report.cc — the documented JSON schema (analyzer/JSON.md describes every field).
+#include "analyzer/analysis/units.h"
+#include "analyzer/report/json_value.h"
+#include "analyzer/report/report.h"
+
+namespace gs::analyzer {
+
+namespace {
+
+constexpr int kJsonSchemaVersion = 1;
+
+Json FrameJson(const FrameInfo& f) {
+  return Json::Object()
+      .Set("function", f.function)
+      .Set("file", f.file)
+      .Set("line", f.line)
+      .Set("module", f.module);
+}
+
+Json ByCause(const CauseNs& c) {
+  Json j = Json::Object();
+  for (int i = 0; i < kNumCauses; ++i)
+    if (c[i] > 0) j.Set(CauseName(static_cast<Cause>(i)), c[i]);
+  return j;
+}
+
+Json SiteJson(const Site& s) {
+  return Json::Object()
+      .Set("api", s.api)
+      .Set("frame", FrameJson(s.frame))
+      .Set("idle_ns", s.idle_ns)
+      .Set("count", s.count)
+      .Set("share", s.share);
+}
+
+Json TreeJson(const StackTreeNode& n, const ReportOptions& o, size_t depth) {
+  Json j = FrameJson(n.frame);
+  j.Set("idle_ns", n.inclusive_ns).Set("share", n.share);
+  Json children = Json::Array();
+  if (depth < o.tree_depth)
+    for (const StackTreeNode& c : n.children)
+      if (c.share >= o.tree_min_share) children.Push(TreeJson(c, o, depth + 1));
+  j.Set("children", std::move(children));
+  return j;
+}
+
+Json LossesJson(const LossCounters& l) {
+  return Json::Object()
+      .Set("any", l.Any())
+      .Set("api_calls_dropped", l.ring_dropped)
+      .Set("activities_dropped", l.cupti_dropped)
+      .Set("other_dropped", l.other_dropped)
+      .Set("samples_dropped", l.samples_dropped)
+      .Set("stacks_truncated", l.stacks_truncated)
+      .Set("activities_without_time", l.activities_without_time)
+      .Set("corrupt_frames", l.corrupt_frames)
+      .Set("missing_chunks", l.missing_chunks)
+      .Set("truncated_bytes", l.truncated_bytes)
+      .Set("late_activities", l.late_activities)
+      .Set("unmatched_activities", l.unmatched_activities)
+      .Set("folded_host_calls", l.folded_host_calls);
+}
+
+class JsonFormat final : public ReportFormat {
+ public:
+  std::string_view name() const override { return "json"; }
+  std::string Render(const Analysis& a, const ReportOptions& o) const override {
+    Json root = Json::Object();
+    root.Set("schema_version", kJsonSchemaVersion);
+    root.Set("losses", LossesJson(a.losses));
+    Json warnings = Json::Array();
+    for (const std::string& w : a.warnings) warnings.Push(w);
+    root.Set("warnings", std::move(warnings));
+
+    Json traces = Json::Array();
+    for (const TraceInfo& t : a.traces) {
+      Json j = Json::Object();
+      j.Set("path", t.path).Set("host", t.host).Set("pid", t.pid);
+      j.Set("rank", t.rank ? Json(*t.rank) : Json());
+      j.Set("capture_mode", t.capture_mode).Set("clean_end", t.losses.clean_end);
+      traces.Push(std::move(j));
+    }
+    root.Set("traces", std::move(traces));
+    root.Set("events", a.events);
+    root.Set("utilization", a.Utilization());
+    root.Set("steady_utilization", a.SteadyUtilization());
+
+    Json devices = Json::Array();
+    for (const DeviceSummary& d : a.devices) {
+      Json samples = Json::Array();
+      for (double v : d.utilization_samples) samples.Push(v);
+      devices.Push(Json::Object()
+                       .Set("label", d.label)
+                       .Set("trace", static_cast<int64_t>(d.trace))
+                       .Set("device", d.device)
+                       .Set("name", d.name)
+                       .Set("wall_ns", d.wall_ns)
+                       .Set("busy_ns", d.busy_ns)
+                       .Set("compute_busy_ns", d.compute_busy_ns)
+                       .Set("copy_busy_ns", d.copy_busy_ns)
+                       .Set("idle_ns", d.idle_ns)
+                       .Set("leading_idle_ns", d.leading_idle_ns)
+                       .Set("trailing_idle_ns", d.trailing_idle_ns)
+                       .Set("steady_wall_ns", d.steady_wall_ns)
+                       .Set("steady_idle_ns", d.steady_idle_ns)
+                       .Set("utilization", d.utilization)
+                       .Set("steady_utilization", d.steady_utilization)
+                       .Set("busy_fraction", d.busy_fraction)
+                       .Set("kernels", d.kernels)
+                       .Set("copies", d.copies)
+                       .Set("memsets", d.memsets)
+                       .Set("idle_intervals", d.idle_intervals)
+                       .Set("utilization_samples", Json::Object()
+                                                       .Set("period_ns", d.sample_period_ns)
+                                                       .Set("values", std::move(samples))));
+    }
+    root.Set("devices", std::move(devices));
+    root.Set("idle_ns", a.steady_idle_ns);
+
+    Json causes = Json::Array();
+    for (const CauseShare& c : a.causes)
+      causes.Push(Json::Object()
+                      .Set("cause", CauseName(c.cause))
+                      .Set("idle_ns", c.idle_ns)
+                      .Set("share", c.share)
+                      .Set("intervals", c.intervals)
+                      .Set("description", CauseDescription(c.cause)));
+    root.Set("causes", std::move(causes));
+    Json states = Json::Object();
+    for (int i = 0; i < kNumHostStates; ++i)
+      states.Set(HostStateName(static_cast<HostState>(i)), a.host_work_states[i]);
+    root.Set("host_work_states", std::move(states));
+
+    const IntervalSummary& in = a.intervals;
+    Json hist = Json::Array();
+    for (const HistogramBucket& b : in.histogram)
+      hist.Push(Json::Object()
+                    .Set("label", b.label)
+                    .Set("min_ns", b.min_ns)
+                    .Set("max_ns", b.max_ns ? Json(b.max_ns) : Json())
+                    .Set("count", b.count)
+                    .Set("idle_ns", b.idle_ns));
+    Json sync_sites = Json::Array(), resume_sites = Json::Array(), longest = Json::Array();
+    for (const Site& s : in.after_sync_sites) sync_sites.Push(SiteJson(s));
+    for (const Site& s : in.resume_sites) resume_sites.Push(SiteJson(s));
+    for (const IntervalExample& e : in.longest)
+      longest.Push(Json::Object()
+                       .Set("device", e.device)
+                       .Set("start_ns", e.start_ns)
+                       .Set("end_ns", e.end_ns)
+                       .Set("offset_ns", e.offset_ns)
+                       .Set("duration_ns", e.end_ns - e.start_ns)
+                       .Set("cause", CauseName(e.cause))
+                       .Set("by_cause", ByCause(e.by_cause))
+                       .Set("evidence", e.evidence)
+                       .Set("resume", Json::Object().Set("api", e.resume_api).Set("frame", FrameJson(e.resume_frame)))
+                       .Set("preceding", Json::Object().Set("api", e.preceding_api).Set("frame", FrameJson(e.preceding_frame)))
+                       .Set("after_sync", e.after_sync));
+    root.Set("intervals", Json::Object()
+                              .Set("count", in.count)
+                              .Set("idle_ns", in.idle_ns)
+                              .Set("rules", Json::Object()
+                                                .Set("queued_before", in.queued_before)
+                                                .Set("host_late", in.host_late)
+                                                .Set("no_host_call", in.no_host_call)
+                                                .Set("with_stream_wait", in.with_stream_wait))
+                              .Set("histogram", std::move(hist))
+                              .Set("after_sync", Json::Object()
+                                                     .Set("idle_ns", in.after_sync_idle_ns)
+                                                     .Set("count", in.after_sync_count)
+                                                     .Set("sites", std::move(sync_sites)))
+                              .Set("resume_sites", std::move(resume_sites))
+                              .Set("longest", std::move(longest)));
+
+    Json stacks = Json::Array();
+    for (const StackShare& s : a.top_stacks) {
+      Json frames = Json::Array();
+      for (const FrameInfo& f : s.frames) frames.Push(FrameJson(f));
+      stacks.Push(Json::Object()
+                      .Set("frames", std::move(frames))
+                      .Set("idle_ns", s.idle_ns)
+                      .Set("share", s.share)
+                      .Set("cause", CauseName(s.cause))
+                      .Set("by_cause", ByCause(s.by_cause)));
+    }
+    root.Set("top_stacks", std::move(stacks));
+    root.Set("stack_tree", TreeJson(a.stack_tree, o, 0));
+
+    const CopySummary& c = a.copies;
+    Json dirs = Json::Array();
+    for (const CopyStats& s : c.directions)
+      dirs.Push(Json::Object()
+                    .Set("direction", CopyDirectionName(s.direction))
+                    .Set("count", s.count)
+                    .Set("bytes", s.bytes)
+                    .Set("time_ns", s.time_ns)
+                    .Set("bandwidth", s.bandwidth)
+                    .Set("pageable_bytes", s.pageable_bytes)
+                    .Set("pageable_time_ns", s.pageable_time_ns)
+                    .Set("pinned_bytes", s.pinned_bytes)
+                    .Set("pinned_time_ns", s.pinned_time_ns)
+                    .Set("pageable_call_ns", s.pageable_call_ns)
+                    .Set("link_share", c.link_peak_bandwidth > 0 ? Json(s.bandwidth / c.link_peak_bandwidth) : Json()));
+    root.Set("copies", Json::Object()
+                           .Set("bytes", c.bytes)
+                           .Set("pageable_bytes", c.pageable_bytes)
+                           .Set("pageable_share", c.pageable_share)
+                           .Set("pageable_staging_ns", c.pageable_staging_ns)
+                           .Set("est_pinning_gain_ns", c.est_pinning_gain_ns)
+                           .Set("gain_model", c.gain_model)
+                           .Set("link_peak_bandwidth", c.link_peak_bandwidth > 0 ? Json(c.link_peak_bandwidth) : Json())
+                           .Set("directions", std::move(dirs)));
+
+    const MemorySummary& m = a.memory;
+    root.Set("memory", Json::Object()
+                           .Set("peak_bytes", m.peak_bytes)
+                           .Set("peak_usage_bytes", m.peak_usage_bytes)
+                           .Set("total_memory", m.total_memory ? Json(m.total_memory) : Json())
+                           .Set("peak_share", m.total_memory ? Json(m.peak_share) : Json())
+                           .Set("allocations", m.allocations)
+                           .Set("frees", m.frees)
+                           .Set("host_allocations", m.host_allocations)
+                           .Set("oom_errors", m.oom_errors)
+                           .Set("explanation", m.explanation));
+
+    Json recs = Json::Array();
+    for (const Recommendation& r : a.recommendations)
+      recs.Push(Json::Object()
+                    .Set("kind", r.kind)
+                    .Set("text", r.text)
+                    .Set("idle_share", r.idle_share)
+                    .Set("est_gain_ns", r.est_gain_ns));
+    root.Set("recommendations", std::move(recs));
+    Json notes = Json::Array();
+    for (const std::string& n : a.notes) notes.Push(n);
+    root.Set("notes", std::move(notes));
+    return root.Dump(2) + "\n";
+  }
+};
+
+}  // namespace
+
+const ReportFormat& JsonReportFormat() {
+  static const JsonFormat* const kFormat = new JsonFormat();
+  return *kFormat;
+}
+
+}  // namespace gs::analyzer

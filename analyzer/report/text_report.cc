@@ -1,0 +1,357 @@
+// text_report.cc — the terminal report: data loss first, then per device utilisation (with the
+// nvidia-smi-style sparkline), causes, stacks, sites, copies, memory, recommendations. Every line
+// fits `width` columns (long prose is wrapped, stacks are cut).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/analysis/units.h"
+#include "analyzer/report/report.h"
+
+namespace gs::analyzer {
+
+namespace {
+
+// Columns a UTF-8 string takes (every code point counts one: the report uses no wide glyphs).
+size_t Columns(absl::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// Cuts to `width` columns, ending with "…" when cut.
+std::string Cut(absl::string_view s, size_t width) {
+  if (Columns(s) <= width) return std::string(s);
+  if (width == 0) return "";
+  std::string out;
+  size_t cols = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = s[i];
+    if ((c & 0xC0) != 0x80) {
+      if (cols + 1 >= width) break;
+      ++cols;
+    }
+    out.push_back(static_cast<char>(c));
+  }
+  return out + "…";
+}
+
+// Right-/left-aligns to `cols` columns (printf pads bytes, and "µ" is two of them).
+std::string R(const std::string& s, size_t cols) {
+  size_t c = Columns(s);
+  return c >= cols ? s : std::string(cols - c, ' ') + s;
+}
+std::string L(const std::string& s, size_t cols) {
+  size_t c = Columns(s);
+  return c >= cols ? s : s + std::string(cols - c, ' ');
+}
+
+class Writer {
+ public:
+  explicit Writer(int width) : width_(std::max(40, width)) {}
+  size_t width() const { return static_cast<size_t>(width_); }
+  void Line(absl::string_view s = "") { absl::StrAppend(&out_, Cut(s, width()), "\n"); }
+  // Wraps prose at word boundaries; continuation lines get `indent` spaces.
+  void Wrap(const std::string& first_prefix, const std::string& text, size_t indent) {
+    std::string line(first_prefix);
+    size_t cols = Columns(line);
+    bool empty = true;
+    for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+      size_t w = Columns(word);
+      if (!empty && cols + 1 + w > width()) {
+        Line(line);
+        line = std::string(indent, ' ');
+        cols = indent;
+        empty = true;
+      }
+      if (!empty) {
+        line += ' ';
+        ++cols;
+      }
+      absl::StrAppend(&line, word);
+      cols += w;
+      empty = false;
+    }
+    Line(line);
+  }
+  void Section(absl::string_view title) {
+    Line();
+    Line(title);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  int width_;
+  std::string out_;
+};
+
+std::string FrameText(const FrameInfo& f) {
+  std::string s = f.function;
+  if (!f.file.empty()) {
+    std::string file = f.file;
+    size_t slash = file.rfind('/');
+    if (slash != std::string::npos) file = file.substr(slash + 1);
+    absl::StrAppend(&s, " (", file, f.line ? absl::StrCat(":", f.line) : "", ")");
+  }
+  return s;
+}
+
+// "leaf ← caller ← ... ← root", starting at the first frame outside the runtime.
+std::string StackText(const std::vector<FrameInfo>& frames) {
+  FrameInfo site = SiteFrame(frames);
+  std::vector<std::string> parts;
+  bool started = false;
+  for (const FrameInfo& f : frames) {
+    if (!started && !(f == site)) continue;
+    started = true;
+    parts.push_back(FrameText(f));
+  }
+  return absl::StrJoin(parts, " ← ");
+}
+
+std::string Bar(double share, int cols) {
+  static const char* kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  double units = std::clamp(share, 0.0, 1.0) * cols * 8;
+  int full = static_cast<int>(units) / 8, rest = static_cast<int>(units) % 8;
+  std::string s;
+  for (int i = 0; i < full; ++i) s += "█";
+  s += kEighths[rest];
+  return s;
+}
+
+// Averages `values` into `cols` columns and draws one block per column.
+std::string Sparkline(const std::vector<double>& values, size_t cols) {
+  static const char* kLevels[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (values.empty() || cols == 0) return "";
+  cols = std::min(cols, values.size());
+  std::string s;
+  for (size_t c = 0; c < cols; ++c) {
+    size_t lo = c * values.size() / cols, hi = std::max(lo + 1, (c + 1) * values.size() / cols);
+    double sum = 0;
+    for (size_t i = lo; i < hi; ++i) sum += values[i];
+    double v = sum / (hi - lo);
+    int level = v <= 0 ? 0 : std::clamp(1 + static_cast<int>(v * 8 - 1e-9), 1, 8);
+    s += kLevels[level];
+  }
+  return s;
+}
+
+void DataLoss(const Analysis& a, Writer* w) {
+  const LossCounters& l = a.losses;
+  std::vector<std::string> parts;
+  auto add = [&](uint64_t n, const char* what) {
+    if (n) parts.push_back(absl::StrCat(n, " ", what));
+  };
+  add(l.ring_dropped, "API calls dropped (agent ring full)");
+  add(l.cupti_dropped, "GPU activities dropped by CUPTI");
+  add(l.other_dropped, "other records dropped");
+  add(l.samples_dropped, "samples dropped");
+  add(l.activities_without_time, "activities without timestamps");
+  add(l.corrupt_frames, "damaged frames/batches skipped");
+  add(l.missing_chunks, "chunks missing");
+  if (l.truncated_bytes) parts.push_back(absl::StrCat(FormatBytes(l.truncated_bytes), " cut off the end"));
+  add(l.late_activities, "activities arrived after the sort window");
+  add(l.unmatched_activities, "gaps ended by work without a host call");
+  add(l.folded_host_calls, "host calls beyond the history bound");
+  if (parts.empty()) {
+    w->Line("Data loss: none");
+  } else {
+    w->Wrap("Data loss: ", absl::StrJoin(parts, "; "), 2);
+  }
+  for (const std::string& warning : a.warnings) w->Wrap("warning: ", warning, 2);
+}
+
+void Devices(const Analysis& a, Writer* w) {
+  for (const DeviceSummary& d : a.devices) {
+    w->Section(absl::StrCat(d.label, " — GPU-Util ", FormatPercent(d.utilization), " over ",
+                            FormatDuration(d.wall_ns), " (steady state ", FormatPercent(d.steady_utilization), ")"));
+    w->Line(absl::StrCat("  busy ", FormatPercent(d.busy_fraction), " = compute ",
+                         FormatPercent(d.wall_ns ? double(d.compute_busy_ns) / d.wall_ns : 0), " + copy-only; copy engines busy ",
+                         FormatPercent(d.wall_ns ? double(d.copy_busy_ns) / d.wall_ns : 0), "; ", d.kernels,
+                         " kernels, ", d.copies, " copies, ", d.memsets, " memsets"));
+    std::string prefix = "  GPU-Util every 1/6 s |";
+    std::string suffix = absl::StrCat("| steady avg ", FormatPercent(d.steady_utilization));
+    size_t room = w->width() > Columns(prefix) + Columns(suffix) ? w->width() - Columns(prefix) - Columns(suffix) : 0;
+    w->Line(absl::StrCat(prefix, Sparkline(d.utilization_samples, room), suffix));
+    w->Line(absl::StrCat("  idle ", FormatDuration(d.idle_ns), ": start-up ", FormatDuration(d.leading_idle_ns),
+                         " · steady state ", FormatDuration(d.steady_idle_ns), " in ", d.idle_intervals,
+                         " gaps · tear-down ", FormatDuration(d.trailing_idle_ns)));
+  }
+}
+
+void Causes(const Analysis& a, Writer* w) {
+  w->Section(absl::StrCat("Why the GPU was idle (steady state, ", FormatDuration(a.steady_idle_ns), " in ",
+                          a.intervals.count, " gaps; shares sum to 100%)"));
+  if (a.steady_idle_ns == 0) {
+    w->Line("  no idle time between the first and the last GPU work");
+    return;
+  }
+  int bar = std::max(5, static_cast<int>(w->width()) - 60);
+  w->Line(absl::StrCat("  ", L("cause", 16), " ", R("share", 6), " ", R("idle", 9), "  ", L("", bar + 1), "gaps where largest"));
+  for (const CauseShare& c : a.causes) {
+    if (c.idle_ns == 0) continue;
+    std::string b = Bar(c.share, bar);
+    b += std::string(static_cast<size_t>(bar) + 1 - Columns(b), ' ');
+    w->Line(absl::StrFormat("  %-16s %6s %s  %s%d", CauseTitle(c.cause), FormatPercent(c.share),
+                            R(FormatDuration(c.idle_ns), 9), b, c.intervals));
+  }
+  TimeNs host = a.causes[static_cast<int>(Cause::kHostWork)].idle_ns;
+  TimeNs sampled = 0;
+  for (int i = 1; i < kNumHostStates; ++i) sampled += a.host_work_states[i];
+  if (host > 0 && sampled > 0) {
+    std::vector<std::string> parts;
+    for (int i = 0; i < kNumHostStates; ++i)
+      if (a.host_work_states[i] > 0)
+        parts.push_back(absl::StrCat(HostStateName(static_cast<HostState>(i)), " ",
+                                     FormatPercent(double(a.host_work_states[i]) / host)));
+    w->Wrap("  host work by thread state (samples): ", absl::StrJoin(parts, ", "), 4);
+  }
+  const IntervalSummary& in = a.intervals;
+  w->Wrap("  decided by: ", absl::StrCat(in.host_late, " gaps submitted late by the host, ", in.queued_before,
+                                         " with work queued before the device went idle (", in.with_stream_wait,
+                                         " after a cudaStreamWaitEvent), ", in.no_host_call,
+                                         " with no host call for the work"), 4);
+}
+
+void TreeLines(const StackTreeNode& n, const ReportOptions& o, size_t depth, Writer* w) {
+  if (depth > 0) {
+    std::string indent(2 * (depth - 1), ' ');
+    w->Line(absl::StrCat(absl::StrFormat("  %6s ", FormatPercent(n.share)), indent, "└ ", FrameText(n.frame)));
+  }
+  if (depth >= o.tree_depth) return;
+  size_t folded = 0;
+  for (const StackTreeNode& c : n.children) {
+    if (c.share >= o.tree_min_share) TreeLines(c, o, depth + 1, w);
+    else ++folded;
+  }
+  if (folded) w->Line(absl::StrCat("         ", std::string(2 * depth, ' '), "(", folded, " smaller callees)"));
+}
+
+void Stacks(const Analysis& a, const ReportOptions& o, Writer* w) {
+  if (a.top_stacks.empty()) return;
+  w->Section("Top stacks by idle time (leaf ← caller)");
+  int i = 0;
+  for (const StackShare& s : a.top_stacks) {
+    std::string head = absl::StrFormat("  %2d. %6s %s %-15s ", ++i, FormatPercent(s.share), R(FormatDuration(s.idle_ns), 9),
+                                       CauseTitle(s.cause));
+    w->Line(head + StackText(s.frames));
+  }
+  w->Section("Idle time by caller → callee (inclusive)");
+  TreeLines(a.stack_tree, o, 0, w);
+}
+
+void Sites(const Analysis& a, const ReportOptions& o, Writer* w) {
+  const IntervalSummary& in = a.intervals;
+  if (!in.resume_sites.empty()) {
+    w->Section("Resume sites (the call whose work ended the gap)");
+    for (const Site& s : in.resume_sites)
+      w->Line(absl::StrFormat("  %6s %s %6d× %s%s", FormatPercent(s.share), R(FormatDuration(s.idle_ns), 9), s.count, s.api,
+                              s.frame.function.empty() ? "" : absl::StrCat(" in ", FrameText(s.frame))));
+  }
+  if (in.after_sync_count > 0) {
+    w->Section(absl::StrCat("After sync: ", FormatDuration(in.after_sync_idle_ns), " (",
+                            FormatPercent(a.steady_idle_ns ? double(in.after_sync_idle_ns) / a.steady_idle_ns : 0),
+                            " of idle) in ", in.after_sync_count, " gaps began as a synchronisation returned"));
+    for (const Site& s : in.after_sync_sites)
+      w->Line(absl::StrFormat("  %6s %s %6d× after sync at %s%s", FormatPercent(s.share), R(FormatDuration(s.idle_ns), 9),
+                              s.count, s.api, s.frame.function.empty() ? "" : absl::StrCat(" in ", FrameText(s.frame))));
+  }
+  if (in.count > 0) {
+    w->Section("Idle gap lengths");
+    for (const HistogramBucket& b : in.histogram) {
+      if (b.count == 0) continue;
+      w->Line(absl::StrFormat("  %s %8d gaps %s", L(b.label, 11), b.count, R(FormatDuration(b.idle_ns), 9)));
+    }
+  }
+  if (!in.longest.empty()) {
+    w->Section("Longest idle gaps");
+    size_t shown = 0;
+    for (const IntervalExample& e : in.longest) {
+      if (shown++ == o.longest_intervals) break;
+      w->Wrap(absl::StrFormat("  %s at +%s on %s: %s%s — ", R(FormatDuration(e.end_ns - e.start_ns), 9), FormatDuration(e.offset_ns),
+                              e.device, CauseTitle(e.cause), e.after_sync ? " (after sync)" : ""),
+              absl::StrCat(e.evidence, e.resume_frame.function.empty() ? "" : absl::StrCat(" [resumed in ", FrameText(e.resume_frame), "]")),
+              6);
+    }
+  }
+}
+
+void Copies(const Analysis& a, Writer* w) {
+  const CopySummary& c = a.copies;
+  if (c.directions.empty()) return;
+  w->Section("Copies");
+  for (const CopyStats& s : c.directions) {
+    std::string peak = c.link_peak_bandwidth > 0 ? absl::StrCat(" (", FormatPercent(s.bandwidth / c.link_peak_bandwidth), " of link)") : "";
+    w->Line(absl::StrFormat("  %-4s %8d× %10s in %s  %10s%s  pageable %s", CopyDirectionName(s.direction), s.count,
+                            FormatBytes(s.bytes), R(FormatDuration(s.time_ns), 9), FormatRate(s.bandwidth), peak,
+                            FormatPercent(s.bytes ? double(s.pageable_bytes) / s.bytes : 0)));
+  }
+  if (c.pageable_bytes > 0) {
+    w->Wrap("  ", absl::StrCat(FormatPercent(c.pageable_share), " of copied bytes are pageable; staging cost ",
+                               FormatDuration(c.pageable_staging_ns), "; est. gain from pinning ",
+                               FormatDuration(c.est_pinning_gain_ns), " (", c.gain_model, ")"), 4);
+  }
+}
+
+void Memory(const Analysis& a, Writer* w) {
+  const MemorySummary& m = a.memory;
+  if (m.allocations == 0 && m.peak_usage_bytes == 0 && m.oom_errors == 0) return;
+  w->Section("Memory");
+  std::string total = m.total_memory ? absl::StrCat(" (", FormatPercent(m.peak_share), " of ", FormatBytes(m.total_memory), ")") : "";
+  w->Wrap("  ", absl::StrCat("peak ", FormatBytes(std::max(m.peak_bytes, m.peak_usage_bytes)), total, "; ", m.allocations,
+                             " allocations, ", m.frees, " frees, ", m.host_allocations, " host allocations, ", m.oom_errors,
+                             " out-of-memory errors"), 4);
+  if (!m.explanation.empty()) w->Wrap("  ", m.explanation, 2);
+}
+
+class TextFormat final : public ReportFormat {
+ public:
+  std::string_view name() const override { return "text"; }
+  std::string Render(const Analysis& a, const ReportOptions& o) const override {
+    Writer w(o.width);
+    DataLoss(a, &w);
+    w.Line(absl::StrCat("gpustall: ", a.traces.size(), a.traces.size() == 1 ? " trace, " : " traces, ", a.devices.size(),
+                        a.devices.size() == 1 ? " device, " : " devices, ", a.events, " records; GPU-Util ",
+                        FormatPercent(a.Utilization()), " (steady state ", FormatPercent(a.SteadyUtilization()), ")"));
+    size_t shown = 0;
+    for (const TraceInfo& t : a.traces) {
+      if (shown++ == 4) {
+        w.Line(absl::StrCat("  … and ", a.traces.size() - 4, " more traces"));
+        break;
+      }
+      w.Line(absl::StrCat("  ", t.path, ": ", t.Label(), t.capture_mode.empty() ? "" : ", capture ", t.capture_mode,
+                          t.losses.clean_end ? "" : ", no end record"));
+    }
+    if (a.devices.empty()) w.Line("no GPU work in the trace");
+    Devices(a, &w);
+    Causes(a, &w);
+    Stacks(a, o, &w);
+    Sites(a, o, &w);
+    Copies(a, &w);
+    Memory(a, &w);
+    w.Section("Recommendations");
+    if (a.recommendations.empty()) w.Line("  none: nothing in this trace backs one");
+    int i = 0;
+    for (const Recommendation& r : a.recommendations) w.Wrap(absl::StrFormat("  %d. ", ++i), r.text, 5);
+    if (!a.notes.empty()) {
+      w.Section("Notes (where the trace has no evidence for a finer answer)");
+      for (const std::string& n : a.notes) w.Wrap("  - ", n, 4);
+    }
+    return w.Take();
+  }
+};
+
+}  // namespace
+
+const ReportFormat& TextReportFormat() {
+  static const TextFormat* const kFormat = new TextFormat();
+  return *kFormat;
+}
+
+}  // namespace gs::analyzer

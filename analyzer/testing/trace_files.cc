@@ -1,0 +1,229 @@
+#include "analyzer/testing/trace_files.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "proto/testing/trace_builder.h"
+
+namespace gs::analyzer::testing {
+
+namespace tr = gpustall::trace;
+using gs::trace::ApiCallRecord;
+using gs::trace::GpuActivityRecord;
+using gs::trace::testing::TraceBuilder;
+
+namespace {
+
+constexpr uint64_t kUs = 1'000, kMs = 1'000'000;
+constexpr uint64_t kT0 = 5'000'000'000;  // an arbitrary CLOCK_MONOTONIC origin
+
+tr::TraceHeader Header(uint32_t schema = 0) {
+  tr::TraceHeader h;
+  h.set_schema_version(schema);
+  h.set_host_name("testhost");
+  h.set_pid(4242);
+  h.mutable_capture()->set_mode(tr::CAPTURE_MODE_CUPTI);
+  h.mutable_capture()->set_mode_text("cupti");
+  h.mutable_capture()->set_native_stacks(true);
+  tr::DeviceInfo* d = h.add_devices();
+  d->set_index(0);
+  d->set_name("Simulated GPU");
+  d->set_total_memory(16ull << 30);
+  d->set_pcie_generation(4);
+  d->set_pcie_width(16);
+  return h;
+}
+
+struct Writer {
+  TraceBuilder* b;
+  uint32_t corr = 1;
+  ApiCallRecord Call(uint32_t fn, uint64_t enter, uint64_t exit, uint32_t stack) {
+    ApiCallRecord c;
+    c.thread_id = 100;
+    c.enter_ns = enter;
+    c.exit_ns = exit;
+    c.function = fn;
+    c.stack = stack;
+    c.correlation_id = corr++;
+    c.stream = 0x7;
+    return c;
+  }
+  void Kernel(const ApiCallRecord& c, uint64_t start, uint64_t end, uint32_t name) {
+    GpuActivityRecord a;
+    a.start_ns = start;
+    a.end_ns = end;
+    a.correlation_id = c.correlation_id;
+    a.kind = tr::ACTIVITY_KIND_KERNEL;
+    a.source = tr::ACTIVITY_SOURCE_CUPTI;
+    a.stream = 7;
+    a.name = name;
+    b->AddActivity(a);
+  }
+  void CopyActivity(const ApiCallRecord& c, uint64_t start, uint64_t end, uint8_t cupti_kind) {
+    GpuActivityRecord a;
+    a.start_ns = start;
+    a.end_ns = end;
+    a.correlation_id = c.correlation_id;
+    a.kind = tr::ACTIVITY_KIND_MEMCPY;
+    a.source = tr::ACTIVITY_SOURCE_CUPTI;
+    a.stream = 7;
+    a.bytes = c.bytes;
+    a.copy_kind = cupti_kind;
+    a.src_kind = c.src_kind;
+    a.dst_kind = c.dst_kind;
+    b->AddActivity(a);
+  }
+};
+
+std::string WriteStarved(const std::string& path, int steps, bool finish) {
+  std::string error;
+  TraceBuilder::Options opt;
+  opt.records_per_chunk = 64;  // several chunks, so a cut file keeps most of them
+  auto b = TraceBuilder::Create(path, Header(), opt, &error);
+  if (!b) return error;
+  Writer w{b.get()};
+  uint32_t malloc_fn = b->InternApiFunction("cudaMalloc", tr::API_CLASS_MALLOC);
+  uint32_t memcpy_fn = b->InternApiFunction("cudaMemcpy", tr::API_CLASS_MEMCPY);
+  uint32_t launch_fn = b->InternApiFunction("cudaLaunchKernel", tr::API_CLASS_LAUNCH);
+  uint32_t setup = b->InternStackOfFunctions({"cudaMalloc", "setup@workload.cc:20", "main@workload.cc:99"});
+  uint32_t to_dev = b->InternStackOfFunctions({"cudaMemcpy", "copy_batch@workload.cc:51", "load_batch@workload.cc:42", "train_step@workload.cc:80", "main@workload.cc:99"});
+  uint32_t fwd = b->InternStackOfFunctions({"cudaLaunchKernel", "forward@workload.cc:61", "train_step@workload.cc:80", "main@workload.cc:99"});
+  uint32_t item = b->InternStackOfFunctions({"cudaMemcpy", "read_loss@workload.cc:70", "train_step@workload.cc:80", "main@workload.cc:99"});
+  uint32_t gemm = b->InternString("gemm_kernel");
+  b->AddThread(100, "python", true);
+
+  uint64_t now = kT0;
+  ApiCallRecord m = w.Call(malloc_fn, now, now + 2 * kMs, setup);
+  m.bytes = 256ull << 20;
+  m.address = 0x7f0000000000;
+  b->AddApiCall(m);
+  now += 5 * kMs;
+  for (int i = 0; i < steps; ++i) {
+    now += 30 * kMs;  // load_batch: CPU work, no CUDA calls
+    ApiCallRecord h2d = w.Call(memcpy_fn, now, now + 3 * kMs, to_dev);
+    h2d.bytes = 8 << 20;
+    h2d.copy_kind = 1;  // cudaMemcpyHostToDevice
+    h2d.src_kind = tr::MEM_KIND_PAGEABLE;
+    h2d.dst_kind = tr::MEM_KIND_DEVICE;
+    b->AddApiCall(h2d);
+    w.CopyActivity(h2d, now + 2 * kMs, now + 3 * kMs, /*HTOD*/ 1);
+    now += 3 * kMs;
+    uint64_t dev = now + 10 * kUs;
+    for (int k = 0; k < 3; ++k) {
+      ApiCallRecord l = w.Call(launch_fn, now, now + 6 * kUs, fwd);
+      l.flags = 1;
+      b->AddApiCall(l);
+      w.Kernel(l, dev, dev + 2 * kMs, gemm);
+      dev += 2 * kMs;
+      now += 8 * kUs;
+    }
+    ApiCallRecord d2h = w.Call(memcpy_fn, now, dev + 30 * kUs, item);  // .item(): blocks
+    d2h.bytes = 4;
+    d2h.copy_kind = 2;  // cudaMemcpyDeviceToHost
+    d2h.src_kind = tr::MEM_KIND_DEVICE;
+    d2h.dst_kind = tr::MEM_KIND_PAGEABLE;
+    b->AddApiCall(d2h);
+    w.CopyActivity(d2h, dev + 5 * kUs, dev + 25 * kUs, /*DTOH*/ 2);
+    now = dev + 30 * kUs;
+  }
+  now += 10 * kMs;
+  ApiCallRecord f = w.Call(b->InternApiFunction("cudaFree", tr::API_CLASS_FREE), now, now + 1 * kMs, 0);
+  f.address = 0x7f0000000000;
+  b->AddApiCall(f);
+  if (!finish) return b->CloseWithoutEnd() ? "" : "write failed";
+  return b->Finish() ? "" : "write failed";
+}
+
+}  // namespace
+
+std::string WriteStarvedTrace(const std::string& path, int steps) { return WriteStarved(path, steps, true); }
+
+std::string WriteHealthyTrace(const std::string& path, int steps) {
+  std::string error;
+  auto b = TraceBuilder::Create(path, Header(), TraceBuilder::Options(), &error);
+  if (!b) return error;
+  Writer w{b.get()};
+  uint32_t launch_fn = b->InternApiFunction("cudaLaunchKernel", tr::API_CLASS_LAUNCH);
+  uint32_t stack = b->InternStackOfFunctions({"cudaLaunchKernel", "step@healthy.cc:10", "main@healthy.cc:30"});
+  uint64_t host = kT0, dev = kT0 + 20 * kUs;
+  for (int i = 0; i < steps; ++i) {
+    ApiCallRecord l = w.Call(launch_fn, host, host + 5 * kUs, stack);
+    l.flags = 1;
+    b->AddApiCall(l);
+    w.Kernel(l, dev, dev + 10 * kMs, 0);
+    dev += 10 * kMs + 2 * kUs;  // queued: the device starts the next one right away
+    host += 20 * kUs;
+  }
+  return b->Finish() ? "" : "write failed";
+}
+
+std::string WriteTruncatedTrace(const std::string& path) {
+  std::string err = WriteStarved(path, 12, false);
+  if (!err.empty()) return err;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "cannot reopen";
+  std::fseek(f, 0, SEEK_END);
+  long size = std::ftell(f);
+  std::fclose(f);
+  if (truncate(path.c_str(), size - 100) != 0) return "truncate failed";
+  return "";
+}
+
+std::string WriteNewerSchemaTrace(const std::string& path) {
+  std::string error;
+  auto b = TraceBuilder::Create(path, Header(/*schema=*/999), TraceBuilder::Options(), &error);
+  if (!b) return error;
+  return b->Finish() ? "" : "write failed";
+}
+
+std::string WriteNotATrace(const std::string& path) {
+  std::ofstream out(path);
+  out << "this is not a trace\n";
+  return out ? "" : "write failed";
+}
+
+std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64_t* events) {
+  std::string error;
+  TraceBuilder::Options opt;
+  opt.records_per_chunk = 16384;
+  auto b = TraceBuilder::Create(path, Header(), opt, &error);
+  if (!b) return error;
+  Writer w{b.get()};
+  uint32_t launch_fn = b->InternApiFunction("cudaLaunchKernel", tr::API_CLASS_LAUNCH);
+  uint32_t copy_fn = b->InternApiFunction("cudaMemcpyAsync", tr::API_CLASS_MEMCPY);
+  uint32_t stacks[4];
+  for (int s = 0; s < 4; ++s)
+    stacks[s] = b->InternStackOfFunctions({"cudaLaunchKernel", absl::StrCat("layer", s, "@model.cc:", 10 + s),
+                                           "forward@model.cc:5", "main@model.cc:1"});
+  uint64_t now = kT0, n = 0;
+  while (n < min_events) {
+    // A step: an async pinned copy, three launches of 20 µs kernels, then 100 µs of host work.
+    ApiCallRecord c = w.Call(copy_fn, now, now + 4 * kUs, stacks[3]);
+    c.bytes = 1 << 20;
+    c.copy_kind = 1;
+    c.src_kind = tr::MEM_KIND_PINNED;
+    c.dst_kind = tr::MEM_KIND_DEVICE;
+    c.flags = 1;
+    b->AddApiCall(c);
+    w.CopyActivity(c, now + 6 * kUs, now + 50 * kUs, 1);
+    uint64_t dev = now + 52 * kUs;
+    now += 5 * kUs;
+    for (int k = 0; k < 3; ++k) {
+      ApiCallRecord l = w.Call(launch_fn, now, now + 5 * kUs, stacks[k]);
+      l.flags = 1;
+      b->AddApiCall(l);
+      w.Kernel(l, dev, dev + 20 * kUs, 0);
+      dev += 21 * kUs;
+      now += 6 * kUs;
+    }
+    now = dev + 100 * kUs;
+    n += 8;
+  }
+  *events = n;
+  return b->Finish() ? "" : "write failed";
+}
+
+}  // namespace gs::analyzer::testing

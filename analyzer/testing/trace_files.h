@@ -1,0 +1,36 @@
+// trace_files.h — small .gstrace files written with TraceBuilder, shared by the golden test, the
+// file-level tests, the CLI exit-code table (make_test_traces) and the benchmark.
+//
+// The "starved" trace is a training loop whose answer is known: per step the main thread prepares
+// a batch on the CPU (`load_batch`, 30 ms, no CUDA calls), copies it to the device from pageable
+// memory, launches three 2 ms kernels back to back and reads the loss with a blocking D2H copy
+// (`.item()`), so the GPU idles ~30 ms per step after a sync, mostly in host work charged to
+// load_batch's stack.
+#ifndef GPUSTALL_ANALYZER_TESTING_TRACE_FILES_H_
+#define GPUSTALL_ANALYZER_TESTING_TRACE_FILES_H_
+
+#include <cstdint>
+#include <string>
+
+namespace gs::analyzer::testing {
+
+// Each returns "" on success, else the error.
+std::string WriteStarvedTrace(const std::string& path, int steps = 12);
+// Kernels queued far ahead: utilisation near 100%, no recommendation.
+std::string WriteHealthyTrace(const std::string& path, int steps = 50);
+// The starved trace cut in the middle of its last frame (a killed process).
+std::string WriteTruncatedTrace(const std::string& path);
+// A valid trace whose header says schema version kSchemaVersion + 1.
+std::string WriteNewerSchemaTrace(const std::string& path);
+// A text file.
+std::string WriteNotATrace(const std::string& path);
+
+// The benchmark's trace, at least `min_events` records: steps of 4 API calls + 4 activities (an
+// async pinned 1 MiB copy and three 20 µs kernels 1 µs apart, then 100 µs of host work), one
+// thread. Deliberately gap-dense (4 idle gaps per step, one per 2 records): the classifier's
+// worst case. Returns the number of events written in *events.
+std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64_t* events);
+
+}  // namespace gs::analyzer::testing
+
+#endif  // GPUSTALL_ANALYZER_TESTING_TRACE_FILES_H_

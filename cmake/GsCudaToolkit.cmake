@@ -1,0 +1,43 @@
+# Locates the CUDA 13 toolkit's headers (and nvcc, when present).
+#
+# The agent and simgpu compile against the real CUDA/CUPTI headers so that every struct, enum and
+# callback id is the real one; they never link libcudart or libcupti (the agent dlopens CUPTI, and
+# simgpu *is* a libcudart/libcupti). So headers are required and nvcc is optional: without nvcc the
+# .cu workloads are skipped, with a message.
+#
+# Search order: -DCUDAToolkit_ROOT=..., $CUDAToolkit_ROOT, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda,
+# /usr/local/cuda-13*, /usr (Debian's nvidia-cuda-toolkit layout).
+set(_gs_cuda_hints ${CUDAToolkit_ROOT} $ENV{CUDAToolkit_ROOT} $ENV{CUDA_HOME} $ENV{CUDA_PATH} /usr/local/cuda)
+file(GLOB _gs_cuda_versioned /usr/local/cuda-13*)
+list(APPEND _gs_cuda_hints ${_gs_cuda_versioned} /usr)
+
+find_path(GS_CUDA_INCLUDE_DIR
+  NAMES cuda_runtime_api.h cupti.h
+  HINTS ${_gs_cuda_hints}
+  PATH_SUFFIXES include targets/x86_64-linux/include
+  NO_DEFAULT_PATH)
+if(NOT GS_CUDA_INCLUDE_DIR OR NOT EXISTS ${GS_CUDA_INCLUDE_DIR}/cupti.h)
+  message(FATAL_ERROR
+    "gpustall: the CUDA 13 toolkit headers (cuda_runtime_api.h, cupti.h) were not found.\n"
+    "  Looked in: ${_gs_cuda_hints}\n"
+    "  Point at a toolkit with -DCUDAToolkit_ROOT=/path/to/cuda or CUDA_HOME=/path/to/cuda,\n"
+    "  or configure with -DGS_WITH_CUDA=OFF to build only the analyzer (no CUDA needed).")
+endif()
+file(STRINGS ${GS_CUDA_INCLUDE_DIR}/cuda_runtime_api.h _gs_cudart_ver REGEX "#define CUDART_VERSION")
+string(REGEX MATCH "[0-9]+" GS_CUDART_VERSION "${_gs_cudart_ver}")
+if(GS_CUDART_VERSION LESS 13000)
+  message(FATAL_ERROR "gpustall: ${GS_CUDA_INCLUDE_DIR} holds CUDA ${GS_CUDART_VERSION}; CUDA 13 (13000+) headers are needed.\n"
+    "  Point at a CUDA 13 toolkit with -DCUDAToolkit_ROOT=/path/to/cuda-13.")
+endif()
+get_filename_component(GS_CUDA_ROOT ${GS_CUDA_INCLUDE_DIR} DIRECTORY)
+
+find_program(GS_NVCC nvcc HINTS ${_gs_cuda_hints} PATH_SUFFIXES bin NO_DEFAULT_PATH)
+if(GS_NVCC)
+  message(STATUS "gpustall: CUDA ${GS_CUDART_VERSION} headers in ${GS_CUDA_INCLUDE_DIR}; nvcc ${GS_NVCC}")
+else()
+  message(STATUS "gpustall: CUDA ${GS_CUDART_VERSION} headers in ${GS_CUDA_INCLUDE_DIR}; no nvcc: .cu workloads are skipped")
+endif()
+
+# An interface target carrying only the headers: linking it never pulls a CUDA library in.
+add_library(gs_cuda_headers INTERFACE)
+target_include_directories(gs_cuda_headers SYSTEM INTERFACE ${GS_CUDA_INCLUDE_DIR})

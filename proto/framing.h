@@ -1,0 +1,86 @@
+// framing.h — encoding and decoding of .gstrace frames (FORMAT.md, "Frames").
+//
+// A frame is a 24-byte header followed by a payload (a serialized TraceHeader, Chunk or TraceEnd,
+// optionally zlib-compressed). Two checksums: one over the header (so a reader can trust the
+// length before it reads the payload, and resynchronise after garbage) and one over the payload.
+//
+// Writers (the agent's writer thread): serialize the payload straight into their own buffer at
+// `frame + kFrameHeaderSize`, then call FinishFrame() to fill the header in place. Neither
+// FinishFrame nor EncodeFrame allocates. EncodeCompressedFrame calls zlib, which allocates its
+// own state (use it on the writer thread, never on an application thread).
+//
+// Readers: ParseFrameHeader() on the next kFrameHeaderSize bytes; if it says kOk, read
+// `stored_size` more bytes and call DecodePayload(). FindFrameMarker() locates the next candidate
+// frame after damage.
+//
+// Thread safety: all functions are pure (no shared state) and may run concurrently.
+#ifndef GPUSTALL_PROTO_FRAMING_H_
+#define GPUSTALL_PROTO_FRAMING_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "proto/format.h"
+
+namespace gs::trace {
+
+// The decoded fields of a frame header.
+struct FrameHeader {
+  FrameType type = FrameType::kChunk;
+  uint8_t flags = 0;
+  uint32_t stored_size = 0;   // payload bytes in the file, following the header
+  uint32_t payload_size = 0;  // payload bytes once decoded (== stored_size unless compressed)
+  uint32_t payload_crc = 0;   // zlib crc32 of the stored payload bytes
+};
+
+// zlib's crc32 of `size` bytes (the checksum used everywhere in the format).
+uint32_t Crc32(const void* data, size_t size);
+
+// Fills the kFrameHeaderSize bytes at `frame` for an uncompressed payload of `payload_size`
+// bytes that the caller has already placed at `frame + kFrameHeaderSize`. Returns the total frame
+// size (header + payload), or 0 if payload_size exceeds kMaxPayloadSize (nothing is written).
+size_t FinishFrame(unsigned char* frame, FrameType type, size_t payload_size);
+
+// Copies `payload` into a frame at `out` (capacity `out_capacity`). Returns the frame size, or 0
+// if it does not fit or the payload is too large.
+size_t EncodeFrame(FrameType type, const void* payload, size_t payload_size, unsigned char* out,
+                   size_t out_capacity);
+
+// The capacity EncodeCompressedFrame needs in the worst case.
+size_t MaxCompressedFrameSize(size_t payload_size);
+
+// Like EncodeFrame, but zlib-compresses the payload (level 1..9) when that makes it smaller;
+// otherwise stores it raw. Returns the frame size, or 0 if it does not fit / is too large / zlib
+// failed.
+size_t EncodeCompressedFrame(FrameType type, const void* payload, size_t payload_size, int level,
+                             unsigned char* out, size_t out_capacity);
+
+enum class FrameHeaderStatus {
+  kOk,
+  kNeedMore,         // fewer than kFrameHeaderSize bytes available
+  kBadMarker,        // the bytes do not start with kFrameMarker
+  kBadChecksum,      // marker present but the header checksum does not match
+  kUnsupported,      // checksum fine, but unknown type/flags or sizes above kMaxPayloadSize
+};
+
+// Parses the header at `data` (`size` bytes available). Only kOk fills `out`.
+FrameHeaderStatus ParseFrameHeader(const unsigned char* data, size_t size, FrameHeader* out);
+
+// Checks the payload checksum and, for compressed frames, inflates the payload into `*scratch`
+// (resized to header.payload_size, never more than kMaxPayloadSize). On success `*payload` views
+// either `stored` or `*scratch`. On failure returns false and sets `*error`.
+bool DecodePayload(const FrameHeader& header, const unsigned char* stored, std::string* scratch,
+                   std::string_view* payload, std::string* error);
+
+// Index of the first position in data[0, size) where kFrameMarker starts, or, if there is none, the
+// first position from which a marker could still begin once more bytes arrive (so a caller can
+// keep those bytes and search again). Returns size when no suffix is a marker prefix.
+size_t FindFrameMarker(const unsigned char* data, size_t size);
+
+const char* FrameHeaderStatusName(FrameHeaderStatus status);
+
+}  // namespace gs::trace
+
+#endif  // GPUSTALL_PROTO_FRAMING_H_

@@ -1,0 +1,107 @@
+// injection.cc — the library's entry points other than the CUDA wrappers:
+//   * InitializeInjection, which the CUDA driver calls when CUDA_INJECTION64_PATH names this
+//     library (cupti-13.md §1); the agent makes it idempotent and never initialises twice when
+//     LD_PRELOAD loaded the same file;
+//   * the library constructor, which only registers the capture source factory (no threads, no
+//     files, no CUDA: a process that never uses CUDA must not notice us, cupti-13.md §8.2);
+//   * exec interposers, which flush the trace of this process image before it is replaced.
+#include <dlfcn.h>
+
+#include <cerrno>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "agent/agent.h"
+#include "agent/config.h"
+#include "agent/cupti/gpu_capture_source.h"
+#include "shim/cuda_api.h"
+#include "shim/interposed_call.h"
+
+#define GS_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+void RegisterWithAgent();
+
+gs::CaptureSource* MakeSourceForShim(const gs::Config& config) {
+  gs::CaptureSource* source = gs::MakeGpuCaptureSource(config);
+  gs::shim::g_capture_stacks.store(config.stacks != gs::StackMode::kNone, std::memory_order_relaxed);
+  gs::shim::g_capture_source.store(source, std::memory_order_release);
+  return source;
+}
+
+// Names for the trace's API function table. For CUPTI cbids outside the table the trace keeps
+// the raw id (the writer writes no name for nullptr).
+const char* ApiNameForTrace(gs::ApiSource source, uint16_t api_id) {
+  return gs::CudaApiName(source, api_id);
+}
+
+// Under LD_PRELOAD, also ask the driver to call our InitializeInjection at cuInit
+// (cupti-13.md §1.4, §9): programs that reach the runtime without going through the interposers
+// (Python's ctypes looks symbols up in libcudart's own scope; statically linked runtimes) then
+// still activate the agent, and CUPTI sees their calls. The same file is loaded, so glibc hands the
+// driver this very instance: one agent either way. A value someone else set (Nsight, "none") is
+// left alone.
+void PointCudaInjectionAtSelf() {
+  const char* current = std::getenv("CUDA_INJECTION64_PATH");
+  if (current != nullptr && current[0] != '\0') return;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&RegisterWithAgent), &info) == 0 || info.dli_fname == nullptr) return;
+  char* path = realpath(info.dli_fname, nullptr);  // the driver may dlopen it after a chdir
+  if (path == nullptr) return;
+  setenv("CUDA_INJECTION64_PATH", path, 0);
+  std::free(path);
+}
+
+__attribute__((constructor)) void RegisterWithAgent() {
+  gs::AgentSetCaptureSourceFactory(&MakeSourceForShim);
+  gs::AgentSetApiNameFunction(&ApiNameForTrace);
+  PointCudaInjectionAtSelf();
+}
+
+template <typename F>
+F RealLibc(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+
+// What an exec wrapper returns if libc's function cannot be found (it always can in practice).
+int NoExec() {
+  errno = ENOSYS;
+  return -1;
+}
+
+}  // namespace
+
+GS_EXPORT int InitializeInjection(void) { return gs::AgentInitializeInjection(); }
+
+// glibc's execv/execvp/execl* call execve internally without going through the PLT, so each
+// public entry point an application uses is wrapped. (The variadic execl* family is not: they are
+// rare in the programs we trace, and a missed flush there only loses the last ~100 ms.)
+GS_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  static auto real = RealLibc<int (*)(const char*, char* const[], char* const[])>("execve");
+  if (real == nullptr) return NoExec();
+  gs::AgentBeforeExec();
+  return real(path, argv, envp);
+}
+
+GS_EXPORT int execv(const char* path, char* const argv[]) {
+  static auto real = RealLibc<int (*)(const char*, char* const[])>("execv");
+  if (real == nullptr) return NoExec();
+  gs::AgentBeforeExec();
+  return real(path, argv);
+}
+
+GS_EXPORT int execvp(const char* file, char* const argv[]) {
+  static auto real = RealLibc<int (*)(const char*, char* const[])>("execvp");
+  if (real == nullptr) return NoExec();
+  gs::AgentBeforeExec();
+  return real(file, argv);
+}
+
+GS_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  static auto real = RealLibc<int (*)(const char*, char* const[], char* const[])>("execvpe");
+  if (real == nullptr) return NoExec();
+  gs::AgentBeforeExec();
+  return real(file, argv, envp);
+}

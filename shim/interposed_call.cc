@@ -1,0 +1,83 @@
+// interposed_call.cc
+#include "shim/interposed_call.h"
+
+#include <cstring>
+
+#include "agent/cupti/api_call_builder.h"
+#include "agent/cupti/cuda_runtime_symbols.h"
+#include "agent/cupti/host_memory_map.h"
+
+namespace gs {
+namespace shim {
+
+std::atomic<void*> g_real_functions[kCudaApiCount] = {};
+std::atomic<CaptureSource*> g_capture_source{nullptr};
+std::atomic<bool> g_capture_stacks{true};
+
+namespace {
+// Correlation ids for calls CUPTI did not number (interposition mode): high bit set, so they never
+// collide with CUPTI's.
+std::atomic<uint32_t> g_next_agent_correlation{1};
+constexpr uint32_t kAgentCorrelationBit = 0x80000000u;
+}  // namespace
+
+void* ResolveRealFunction(CudaApi api) {
+  void* f = FindCudaRuntimeSymbol(InfoOf(api).name);
+  if (f != nullptr) g_real_functions[static_cast<size_t>(api)].store(f, std::memory_order_release);
+  return f;
+}
+
+bool InterposedCall::BeginSlow(CudaApi api, uint64_t stream, CaptureThreadState& state) {
+  // Marked before asking for the recorder: the first call activates the agent, and whatever CUDA
+  // calls activation makes must pass straight through.
+  ++state.interposer_depth;
+  Recorder* recorder = AgentRecorder();
+  if (recorder == nullptr || !recorder->enabled()) {
+    --state.interposer_depth;
+    return false;
+  }
+  state_ = &state;
+  recorder_ = recorder;
+  source_ = g_capture_source.load(std::memory_order_acquire);
+  api_ = api;
+  stream_ = stream;
+  state.pending_correlation_id = 0;
+  paired_ = source_ != nullptr && IsGpuWork(InfoOf(api).api_class) && source_->wants_event_pairs();
+  // Enter time first, exit time last (End): in interposition mode the call as the application
+  // experiences it includes the event records, and the pair lies inside [enter, exit].
+  enter_ns_ = MonotonicNs();
+  if (paired_) source_->BeforeGpuWork(stream);
+  return true;
+}
+
+void InterposedCall::End(int result, const CudaCallFacts& facts, const void* params) {
+  uint64_t exit_ns = MonotonicNs();
+  const bool ok = result == 0;
+  uint32_t correlation = source_ != nullptr ? source_->TakeCorrelationId() : 0;
+  if (correlation == 0) {
+    correlation = kAgentCorrelationBit |
+                  (g_next_agent_correlation.fetch_add(1, std::memory_order_relaxed) & ~kAgentCorrelationBit);
+  }
+  HostMemoryMap& map = ProcessHostMemoryMap();
+  ApplyCallEffect(api_, facts, ok, params, map);
+  const CudaApiInfo& info = InfoOf(api_);
+  ApiCallEvent event;
+  std::memset(&event, 0, sizeof(event));
+  BuildApiCallEvent(api_, facts, result, state_->device, ApiSource::kInterposer,
+                    static_cast<uint16_t>(api_), map, &event);
+  event.enter_ns = enter_ns_;
+  event.correlation_id = correlation;
+  if (paired_) {
+    source_->AfterGpuWork(stream_, correlation, event);
+    exit_ns = MonotonicNs();
+  }
+  event.exit_ns = exit_ns;
+  if (info.recorded) {
+    // Skip End and the wrapper: the first frame kept is the application's call site.
+    recorder_->RecordApiCall(event, g_capture_stacks.load(std::memory_order_relaxed), 2);
+  }
+  --state_->interposer_depth;
+}
+
+}  // namespace shim
+}  // namespace gs

@@ -1,0 +1,79 @@
+// interposed_call.h — what every generated wrapper does around the real runtime function.
+//
+// A wrapper (interposers.cc) is:
+//     real = RealFunction(api)                 one atomic load after the first call
+//     if (!call.Begin(api, stream)) return real(args...);   reentrant / agent off: straight through
+//     result = real(args...);
+//     call.End(result, facts, &params);        out of line: record, effects, event pair
+// Begin is the inline fast path (a TLS load, an atomic load); End is the out-of-line slow path.
+//
+// Reentrancy: Begin marks the thread as inside a wrapper (CaptureThreadState::interposer_depth),
+// so CUDA calls the runtime or the agent make while we are inside fall straight through, and the
+// CUPTI callback leaves the recording of this call to us.
+//
+// Thread safety: an InterposedCall lives on the calling thread's stack for one call.
+#ifndef GPUSTALL_SHIM_INTERPOSED_CALL_H_
+#define GPUSTALL_SHIM_INTERPOSED_CALL_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "agent/agent.h"
+#include "agent/clock.h"
+#include "agent/cupti/capture_thread_state.h"
+#include "shim/cuda_api.h"
+
+namespace gs {
+namespace shim {
+
+// The real function of `api` (nullptr when no loaded runtime has it). Lazily resolved, cached in an
+// atomic per function; concurrent first calls resolve the same pointer twice, harmlessly.
+void* ResolveRealFunction(CudaApi api);
+extern std::atomic<void*> g_real_functions[kCudaApiCount];
+inline void* RealFunction(CudaApi api) {
+  void* f = g_real_functions[static_cast<size_t>(api)].load(std::memory_order_acquire);
+  return f != nullptr ? f : ResolveRealFunction(api);
+}
+
+// The capture source built by the agent's factory (shim/agent_link.cc), or nullptr.
+extern std::atomic<CaptureSource*> g_capture_source;
+// GS_STACKS != none.
+extern std::atomic<bool> g_capture_stacks;
+
+class InterposedCall {
+ public:
+  InterposedCall() = default;
+  InterposedCall(const InterposedCall&) = delete;
+  InterposedCall& operator=(const InterposedCall&) = delete;
+
+  // Returns false when the call must go straight to the runtime unrecorded: the thread is already
+  // inside a wrapper or the agent, or the agent is not recording. Otherwise the thread is marked,
+  // the event-pair start is recorded for GPU work in interposition mode, and the enter time taken.
+  inline bool Begin(CudaApi api, uint64_t stream);
+
+  // Records the call (ApiCallEvent + stack), applies its effect (pinned ranges, current device),
+  // closes the event pair, and unmarks the thread. `params` is the row's params struct.
+  void End(int result, const CudaCallFacts& facts, const void* params) __attribute__((noinline));
+
+ private:
+  bool BeginSlow(CudaApi api, uint64_t stream, CaptureThreadState& state);
+
+  CaptureThreadState* state_ = nullptr;
+  Recorder* recorder_ = nullptr;
+  CaptureSource* source_ = nullptr;
+  uint64_t enter_ns_ = 0;
+  uint64_t stream_ = 0;
+  CudaApi api_ = CudaApi::kCount;
+  bool paired_ = false;
+};
+
+inline bool InterposedCall::Begin(CudaApi api, uint64_t stream) {
+  CaptureThreadState& state = ThisThreadCaptureState();
+  if (state.interposer_depth != 0) return false;
+  return BeginSlow(api, stream, state);
+}
+
+}  // namespace shim
+}  // namespace gs
+
+#endif  // GPUSTALL_SHIM_INTERPOSED_CALL_H_

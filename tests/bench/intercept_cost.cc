@@ -1,0 +1,50 @@
+// intercept_cost — host cost of one intercepted CUDA call, for BENCHMARKS.md.
+//
+// Runs a cheap runtime call (cudaStreamQuery on an idle stream: simgpu answers it without device
+// work) N times at a chosen stack depth and prints ns per call. tests/bench/run_intercept_bench
+// runs this binary with and without LD_PRELOAD=libgsagent.so, interleaved, in one go, so that the
+// difference is the agent's cost and machine noise hits both sides alike.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+// Recurses `depth` frames before running the loop, so a stack capture has that many frames to walk.
+__attribute__((noinline)) double TimedLoop(int depth, cudaStream_t stream, long iterations) {
+  if (depth > 0) {
+    double r = TimedLoop(depth - 1, stream, iterations);
+    asm volatile("" ::: "memory");  // keep the recursion: no tail call
+    return r;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < iterations; ++i) {
+    if (cudaStreamQuery(stream) != cudaSuccess) std::abort();
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long iterations = argc > 1 ? std::atol(argv[1]) : 200000;
+  int depth = argc > 2 ? std::atoi(argv[2]) : 0;
+  int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
+  cudaStream_t stream;
+  if (cudaStreamCreate(&stream) != cudaSuccess) {
+    std::fprintf(stderr, "intercept_cost: cudaStreamCreate failed\n");
+    return 1;
+  }
+  TimedLoop(depth, stream, iterations / 10);  // warm up: resolve symbols, fill caches
+  std::vector<double> runs;
+  for (int r = 0; r < repeats; ++r) runs.push_back(TimedLoop(depth, stream, iterations));
+  std::sort(runs.begin(), runs.end());
+  std::printf("%.1f\n", runs[runs.size() / 2]);  // median ns per call
+  cudaStreamDestroy(stream);
+  return 0;
+}

@@ -1,0 +1,89 @@
+// trace_to_json.cc — prints a .gstrace as JSON lines for the end-to-end checks (e2e.py).
+//
+//   gs_e2e_trace_to_json TRACE
+// Lines: {"type":"header",...} (pid, capture mode), {"type":"api",...} per API call (with the
+// function name and the described stack), {"type":"activity",...} per GPU activity,
+// {"type":"end",...} (drops, damage). Exit status 1 if the file cannot be opened as a trace.
+#include <cstdio>
+#include <string>
+
+#include "analyzer/reader/trace_reader.h"
+
+namespace {
+
+std::string Json(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s TRACE\n", argv[0]);
+    return 2;
+  }
+  gs::reader::CollectingReporter damage;
+  auto opened = gs::reader::TraceReader::Open(argv[1], &damage);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(opened.status().message()).c_str());
+    return 1;
+  }
+  gs::reader::TraceReader& reader = **opened;
+  const auto& h = reader.header();
+  std::printf("{\"type\":\"header\",\"pid\":%lld,\"mode\":%d,\"mode_text\":%s,\"detail\":%s}\n",
+              static_cast<long long>(h.pid()), static_cast<int>(h.capture().mode()),
+              Json(h.capture().mode_text()).c_str(), Json(h.capture().detail()).c_str());
+  gs::reader::ChunkEvents events;
+  while (true) {
+    auto more = reader.Next(&events);
+    if (!more.ok() || !*more) break;
+    const auto& t = reader.tables();
+    for (const auto& c : events.api_calls) {
+      std::printf(
+          "{\"type\":\"api\",\"name\":%s,\"tid\":%llu,\"enter_ns\":%llu,\"exit_ns\":%llu,"
+          "\"bytes\":%llu,\"stream\":%llu,\"address\":%llu,\"correlation_id\":%u,\"result\":%d,"
+          "\"device\":%u,\"copy_kind\":%u,\"src_kind\":%d,\"dst_kind\":%d,\"flags\":%u,"
+          "\"api_class\":%d,\"source\":%d,\"stack\":%s}\n",
+          Json(t.function_name(c.function)).c_str(), (unsigned long long)c.thread_id,
+          (unsigned long long)c.enter_ns, (unsigned long long)c.exit_ns,
+          (unsigned long long)c.bytes, (unsigned long long)c.stream,
+          (unsigned long long)c.address, c.correlation_id, c.result, c.device, c.copy_kind,
+          static_cast<int>(c.src_kind), static_cast<int>(c.dst_kind), c.flags,
+          static_cast<int>(c.api_class),
+          t.function(c.function) ? static_cast<int>(t.function(c.function)->source()) : 0,
+          Json(c.stack ? t.DescribeStack(c.stack) : std::string()).c_str());
+    }
+    for (const auto& a : events.activities) {
+      std::printf(
+          "{\"type\":\"activity\",\"kind\":%d,\"source\":%d,\"start_ns\":%llu,\"end_ns\":%llu,"
+          "\"bytes\":%llu,\"correlation_id\":%u,\"device\":%u,\"stream\":%u,\"copy_kind\":%u,"
+          "\"src_kind\":%d,\"dst_kind\":%d,\"flags\":%u,\"name\":%s}\n",
+          static_cast<int>(a.kind), static_cast<int>(a.source), (unsigned long long)a.start_ns,
+          (unsigned long long)a.end_ns, (unsigned long long)a.bytes, a.correlation_id, a.device,
+          a.stream, a.copy_kind, static_cast<int>(a.src_kind), static_cast<int>(a.dst_kind),
+          a.flags, Json(a.name ? t.string(a.name) : std::string()).c_str());
+    }
+  }
+  const auto& s = reader.last_stats();
+  std::printf(
+      "{\"type\":\"end\",\"clean_end\":%s,\"damage\":%zu,\"cupti_dropped\":%llu,"
+      "\"other_dropped\":%llu,\"ring_dropped\":%llu,\"final_mode\":%d,\"final_mode_text\":%s}\n",
+      reader.stats().clean_end ? "true" : "false", damage.damage.size(),
+      (unsigned long long)s.cupti_dropped(), (unsigned long long)s.other_dropped(),
+      (unsigned long long)s.ring_dropped(), static_cast<int>(reader.capture().mode()),
+      Json(reader.capture().mode_text()).c_str());
+  return 0;
+}

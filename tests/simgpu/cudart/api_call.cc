@@ -1,0 +1,132 @@
+// api_call.cc — driver initialisation, tool hooks and last-error state around every runtime call.
+#include "cudart/api_call.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "cudart/unsupported_stub.h"
+
+namespace simgpu {
+namespace {
+
+thread_local cudaError_t t_last_error = cudaSuccess;
+
+}  // namespace
+
+bool IsSticky(cudaError_t e) {
+  // The errors that leave a real context unusable ("any further CUDA work will return the same
+  // error"); simgpu raises only cudaErrorIllegalAddress, the rest are listed for completeness.
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+cudaError_t& LastError() { return t_last_error; }
+
+ApiCall::ApiCall(uint32_t cbid, const char* name, const void* params, Checks checks,
+                 const char* symbol)
+    : cbid_(cbid), name_(name), params_(params), symbol_(symbol) {
+  if (checks != kNothing) {
+    early_ = EnsureInitialized();
+    if (early_ != cudaSuccess) return;  // no driver: nothing to report to
+  }
+  device_ = CurrentDevice();
+  if (checks == kInitAndSticky) {
+    early_ = DeviceCount() == 0 ? cudaErrorNoDevice : StickyError(device_);
+  }
+  corr_ = simgpuDriverNextCorrelationId();
+  start_ns_ = NowNs();
+  entered_ = true;
+  if (const SimgpuToolHooks* h = CurrentHooks(); h && h->on_api) {
+    SimgpuApiCallback cb{};
+    cb.site = 0;  // CUPTI_API_ENTER
+    cb.domain = 2;  // CUPTI_CB_DOMAIN_RUNTIME_API
+    cb.cbid = cbid_;
+    cb.function_name = name_;
+    cb.function_params = params_;
+    cb.symbol_name = symbol_;
+    cb.context = ContextHandle(device_);
+    cb.context_uid = ContextId(device_);
+    cb.correlation_id = corr_;
+    cb.correlation_data = &correlation_data_;
+    h->on_api(&cb);
+  }
+}
+
+cudaError_t ApiCall::Finish(cudaError_t result, bool set_last_error) {
+  if (set_last_error && result != cudaSuccess) {
+    // A sticky error stays the last error for good; others stay until cudaGetLastError.
+    if (!IsSticky(t_last_error)) t_last_error = result;
+  }
+  if (!entered_) return result;
+  entered_ = false;
+  const SimgpuToolHooks* h = CurrentHooks();
+  if (h && h->on_api) {
+    SimgpuApiCallback cb{};
+    cb.site = 1;  // CUPTI_API_EXIT
+    cb.domain = 2;
+    cb.cbid = cbid_;
+    cb.function_name = name_;
+    cb.function_params = params_;
+    cb.function_return_value = &result;
+    cb.symbol_name = symbol_;
+    cb.context = ContextHandle(device_);
+    cb.context_uid = ContextId(device_);
+    cb.correlation_id = corr_;
+    cb.correlation_data = &correlation_data_;
+    h->on_api(&cb);
+  }
+  if (TruthApiEnabled()) {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "{\"kind\":\"api\",\"name\":\"%s\",\"cbid\":%u,\"start_ns\":%llu,"
+                  "\"end_ns\":%llu,\"correlation_id\":%u,\"pid\":%d,\"tid\":%u,"
+                  "\"device\":%d,\"result\":%d}",
+                  name_, cbid_, static_cast<unsigned long long>(start_ns_),
+                  static_cast<unsigned long long>(NowNs()), corr_, static_cast<int>(getpid()),
+                  CurrentTid(), device_, static_cast<int>(result));
+    TruthAppend(line);
+  }
+  if (h && h->on_api_record) {
+    SimgpuApiRecord rec{};
+    rec.cbid = cbid_;
+    rec.domain = 2;
+    rec.start_ns = start_ns_;
+    rec.end_ns = NowNs();
+    rec.process_id = static_cast<uint32_t>(getpid());
+    rec.thread_id = CurrentTid();
+    rec.correlation_id = corr_;
+    rec.return_value = static_cast<int32_t>(result);
+    h->on_api_record(&rec);
+  }
+  return result;
+}
+
+}  // namespace simgpu
+
+extern "C" int sgUnsupported(const char* name) {
+  static std::mutex mu;
+  static std::set<std::string>* reported = new std::set<std::string>;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (reported->insert(name).second) {
+      std::fprintf(stderr, "simgpu: %s is not modelled; returning cudaErrorNotSupported\n", name);
+    }
+  }
+  if (!simgpu::IsSticky(simgpu::LastError())) simgpu::LastError() = cudaErrorNotSupported;
+  return cudaErrorNotSupported;
+}

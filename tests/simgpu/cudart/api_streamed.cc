@@ -1,0 +1,337 @@
+// api_streamed.cc — the APIs that take a stream (or use the default one).
+//
+// Compiled twice: plainly (stream 0 = the legacy default stream) and with
+// CUDA_API_PER_THREAD_DEFAULT_STREAM + SIMGPU_PTDS_UNIT, where cuda_runtime_api.h renames each
+// function to its _ptds/_ptsz name, stream 0 means the calling thread's default stream, and
+// SG_PT picks the matching CUPTI cbid and params struct.
+#include "cudart/api_call.h"
+#include "cudart/launch.h"
+
+using simgpu::ApiCall;
+
+namespace {
+
+simgpu::Stream* Resolve(ApiCall& call, cudaStream_t stream) {
+  return simgpu::ResolveStream(call.device(), stream, simgpu::kPerThreadDefaultStream);
+}
+
+cudaError_t Copy(ApiCall& call, cudaStream_t stream, const simgpu::CopyArgs& a) {
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return cudaErrorInvalidResourceHandle;
+  bool wait = false;
+  std::shared_ptr<simgpu::OpHandle> op;
+  cudaError_t e = simgpu::SubmitCopy(s, a, call.correlation_id(), &wait, &op);
+  if (e == cudaSuccess && wait) e = simgpu::WaitOp(op);
+  return e;
+}
+
+cudaError_t Memset(ApiCall& call, cudaStream_t stream, void* dst, int value, size_t width,
+                   size_t height, size_t pitch, bool async) {
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return cudaErrorInvalidResourceHandle;
+  bool wait = false;
+  std::shared_ptr<simgpu::OpHandle> op;
+  cudaError_t e = simgpu::SubmitMemset(s, dst, value, width, height, pitch, async,
+                                       call.correlation_id(), &wait, &op);
+  if (e == cudaSuccess && wait) e = simgpu::WaitOp(op);
+  return e;
+}
+
+// A copy to or from a __device__/__constant__ variable, `offset` bytes into it.
+cudaError_t SymbolCopy(ApiCall& call, cudaStream_t stream, const void* symbol, size_t count,
+                       size_t offset, cudaMemcpyKind kind, bool to_symbol, void* host,
+                       bool async) {
+  void* dev = nullptr;
+  size_t size = 0;
+  cudaError_t e = simgpu::SymbolAddress(symbol, &dev, &size);
+  if (e != cudaSuccess) return e;
+  if (offset > size || count > size - offset) return cudaErrorInvalidValue;
+  char* at = static_cast<char*>(dev) + offset;
+  if (to_symbol) {
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice &&
+        kind != cudaMemcpyDefault) {
+      return cudaErrorInvalidMemcpyDirection;
+    }
+    return Copy(call, stream, {at, host, count, 1, 0, 0, kind, async});
+  }
+  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice &&
+      kind != cudaMemcpyDefault) {
+    return cudaErrorInvalidMemcpyDirection;
+  }
+  return Copy(call, stream, {host, at, count, 1, 0, 0, kind, async});
+}
+
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
+                               cudaMemcpyKind kind) {
+  SG_API(SG_PT(cudaMemcpyToSymbol_v3020, cudaMemcpyToSymbol_ptds_v7000), symbol, src, count,
+         offset, kind);
+  return call.Finish(SymbolCopy(call, nullptr, symbol, count, offset, kind, true,
+                                const_cast<void*>(src), false));
+}
+
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
+                                 cudaMemcpyKind kind) {
+  SG_API(SG_PT(cudaMemcpyFromSymbol_v3020, cudaMemcpyFromSymbol_ptds_v7000), dst, symbol, count,
+         offset, kind);
+  return call.Finish(SymbolCopy(call, nullptr, symbol, count, offset, kind, false, dst, false));
+}
+
+cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count,
+                                    size_t offset, cudaMemcpyKind kind, cudaStream_t stream) {
+  SG_API(SG_PT(cudaMemcpyToSymbolAsync_v3020, cudaMemcpyToSymbolAsync_ptsz_v7000), symbol, src,
+         count, offset, kind, stream);
+  return call.Finish(SymbolCopy(call, stream, symbol, count, offset, kind, true,
+                                const_cast<void*>(src), true));
+}
+
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
+                                      cudaMemcpyKind kind, cudaStream_t stream) {
+  SG_API(SG_PT(cudaMemcpyFromSymbolAsync_v3020, cudaMemcpyFromSymbolAsync_ptsz_v7000), dst,
+         symbol, count, offset, kind, stream);
+  return call.Finish(SymbolCopy(call, stream, symbol, count, offset, kind, false, dst, true));
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus) {
+  SG_API(SG_PT(cudaStreamIsCapturing_v10000, cudaStreamIsCapturing_ptsz_v10000), stream,
+         pCaptureStatus);
+  if (pCaptureStatus == nullptr) return call.Finish(cudaErrorInvalidValue);
+  if (Resolve(call, stream) == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  *pCaptureStatus = cudaStreamCaptureStatusNone;  // graphs are not modelled: never capturing
+  return call.Finish(cudaSuccess);
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  SG_API(SG_PT(cudaMemcpy_v3020, cudaMemcpy_ptds_v7000), dst, src, count, kind);
+  return call.Finish(Copy(call, nullptr, {dst, src, count, 1, 0, 0, kind, false}));
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+  SG_API(SG_PT(cudaMemcpyAsync_v3020, cudaMemcpyAsync_ptsz_v7000), dst, src, count, kind, stream);
+  return call.Finish(Copy(call, stream, {dst, src, count, 1, 0, 0, kind, true}));
+}
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                         size_t height, cudaMemcpyKind kind) {
+  SG_API(SG_PT(cudaMemcpy2D_v3020, cudaMemcpy2D_ptds_v7000), dst, dpitch, src, spitch, width,
+         height, kind);
+  if (height > 1 && (dpitch < width || spitch < width)) {
+    return call.Finish(cudaErrorInvalidPitchValue);
+  }
+  return call.Finish(Copy(call, nullptr, {dst, src, width, height, dpitch, spitch, kind, false}));
+}
+
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                              size_t width, size_t height, cudaMemcpyKind kind,
+                              cudaStream_t stream) {
+  SG_API(SG_PT(cudaMemcpy2DAsync_v3020, cudaMemcpy2DAsync_ptsz_v7000), dst, dpitch, src, spitch,
+         width, height, kind, stream);
+  if (height > 1 && (dpitch < width || spitch < width)) {
+    return call.Finish(cudaErrorInvalidPitchValue);
+  }
+  return call.Finish(Copy(call, stream, {dst, src, width, height, dpitch, spitch, kind, true}));
+}
+
+cudaError_t cudaMemset(void* devPtr, int value, size_t count) {
+  SG_API(SG_PT(cudaMemset_v3020, cudaMemset_ptds_v7000), devPtr, value, count);
+  return call.Finish(Memset(call, nullptr, devPtr, value, count, 1, 0, false));
+}
+
+cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
+  SG_API(SG_PT(cudaMemsetAsync_v3020, cudaMemsetAsync_ptsz_v7000), devPtr, value, count, stream);
+  return call.Finish(Memset(call, stream, devPtr, value, count, 1, 0, true));
+}
+
+cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
+  SG_API(SG_PT(cudaMemset2D_v3020, cudaMemset2D_ptds_v7000), devPtr, pitch, value, width, height);
+  return call.Finish(Memset(call, nullptr, devPtr, value, width, height, pitch, false));
+}
+
+cudaError_t cudaMemset2DAsync(void* devPtr, size_t pitch, int value, size_t width, size_t height,
+                              cudaStream_t stream) {
+  SG_API(SG_PT(cudaMemset2DAsync_v3020, cudaMemset2DAsync_ptsz_v7000), devPtr, pitch, value,
+         width, height, stream);
+  return call.Finish(Memset(call, stream, devPtr, value, width, height, pitch, true));
+}
+
+cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
+  SG_API(SG_PT(cudaMallocAsync_v11020, cudaMallocAsync_ptsz_v11020), devPtr, size, hStream);
+  if (devPtr == nullptr) return call.Finish(cudaErrorInvalidValue);
+  simgpu::Stream* s = Resolve(call, hStream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  // Stream-ordered: the memory exists from the call on (a pool would hand out reserved memory).
+  return call.Finish(simgpu::DeviceMalloc(simgpu::StreamDevice(s), size, false, true,
+                                          call.correlation_id(), devPtr));
+}
+
+cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
+  SG_API(SG_PT(cudaFreeAsync_v11020, cudaFreeAsync_ptsz_v11020), devPtr, hStream);
+  if (devPtr == nullptr) return call.Finish(cudaSuccess);
+  simgpu::Stream* s = Resolve(call, hStream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  return call.Finish(simgpu::SubmitFreeAsync(s, devPtr, call.correlation_id()));
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  SG_API(SG_PT(cudaStreamSynchronize_v3020, cudaStreamSynchronize_ptsz_v7000), stream);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  uint64_t start = simgpu::NowNs();
+  cudaError_t e = simgpu::SynchronizeStream(s);
+  simgpu::RecordSync(3 /* STREAM_SYNCHRONIZE */, simgpu::StreamDevice(s), s, nullptr, start,
+                     simgpu::NowNs(), call.correlation_id());
+  return call.Finish(e);
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  SG_API(SG_PT(cudaStreamQuery_v3020, cudaStreamQuery_ptsz_v7000), stream);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  return call.Finish(simgpu::StreamIdle(s) ? cudaSuccess : cudaErrorNotReady);
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  SG_API(SG_PT(cudaStreamWaitEvent_v3020, cudaStreamWaitEvent_ptsz_v7000), stream, event, flags);
+  simgpu::Stream* s = Resolve(call, stream);
+  auto* e = reinterpret_cast<simgpu::Event*>(event);
+  if (s == nullptr || !simgpu::IsEvent(e)) return call.Finish(cudaErrorInvalidResourceHandle);
+  uint64_t now = simgpu::NowNs();
+  cudaError_t r = simgpu::StreamWaitEvent(s, e);
+  simgpu::RecordSync(2 /* STREAM_WAIT_EVENT */, simgpu::StreamDevice(s), s, e, now,
+                     simgpu::NowNs(), call.correlation_id());
+  return call.Finish(r);
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  SG_API(SG_PT(cudaEventRecord_v3020, cudaEventRecord_ptsz_v7000), event, stream);
+  simgpu::Stream* s = Resolve(call, stream);
+  auto* e = reinterpret_cast<simgpu::Event*>(event);
+  if (s == nullptr || !simgpu::IsEvent(e)) return call.Finish(cudaErrorInvalidResourceHandle);
+  return call.Finish(simgpu::RecordEvent(e, s, call.correlation_id()));
+}
+
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+  SG_API(SG_PT(cudaEventRecordWithFlags_v11010, cudaEventRecordWithFlags_ptsz_v11010), event,
+         stream, flags);
+  simgpu::Stream* s = Resolve(call, stream);
+  auto* e = reinterpret_cast<simgpu::Event*>(event);
+  if (s == nullptr || !simgpu::IsEvent(e)) return call.Finish(cudaErrorInvalidResourceHandle);
+  return call.Finish(simgpu::RecordEvent(e, s, call.correlation_id()));
+}
+
+cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int* flags) {
+  SG_API(SG_PT(cudaStreamGetFlags_v5050, cudaStreamGetFlags_ptsz_v7000), hStream, flags);
+  simgpu::Stream* s = Resolve(call, hStream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  if (flags == nullptr) return call.Finish(cudaErrorInvalidValue);
+  *flags = simgpu::StreamFlags(s);
+  return call.Finish(cudaSuccess);
+}
+
+cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int* priority) {
+  SG_API(SG_PT(cudaStreamGetPriority_v5050, cudaStreamGetPriority_ptsz_v7000), hStream, priority);
+  simgpu::Stream* s = Resolve(call, hStream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  if (priority == nullptr) return call.Finish(cudaErrorInvalidValue);
+  *priority = simgpu::StreamPriority(s);
+  return call.Finish(cudaSuccess);
+}
+
+cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long* streamId) {
+  SG_API(SG_PT(cudaStreamGetId_v12000, cudaStreamGetId_ptsz_v12000), hStream, streamId);
+  simgpu::Stream* s = Resolve(call, hStream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  if (streamId == nullptr) return call.Finish(cudaErrorInvalidValue);
+  *streamId = simgpu::StreamId(s);
+  return call.Finish(cudaSuccess);
+}
+
+cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int* device) {
+  SG_API(SG_PT(cudaStreamGetDevice_v12080, cudaStreamGetDevice_ptsz_v12080), hStream, device);
+  simgpu::Stream* s = Resolve(call, hStream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  if (device == nullptr) return call.Finish(cudaErrorInvalidValue);
+  *device = simgpu::StreamDevice(s);
+  return call.Finish(cudaSuccess);
+}
+
+cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                             size_t sharedMem, cudaStream_t stream) {
+  const simgpu::KernelInfo* k = simgpu::FindKernel(func);
+  SG_API_LAUNCH(k ? k->name.c_str() : nullptr,
+                SG_PT(cudaLaunchKernel_v7000, cudaLaunchKernel_ptsz_v7000), func, gridDim,
+                blockDim, args, sharedMem, stream);
+  return call.Finish(simgpu::LaunchKernel(call, k, gridDim, blockDim, sharedMem, stream,
+                                          simgpu::kPerThreadDefaultStream));
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  const simgpu::KernelInfo* k = simgpu::FindKernel(func);
+  SG_API_LAUNCH(k ? k->name.c_str() : nullptr,
+                SG_PT(cudaLaunchKernelExC_v11060, cudaLaunchKernelExC_ptsz_v11060), config, func,
+                args);
+  if (config == nullptr) return call.Finish(cudaErrorInvalidValue);
+  // Launch attributes (clusters, priorities, programmatic serialisation) do not change the model.
+  return call.Finish(simgpu::LaunchKernel(call, k, config->gridDim, config->blockDim,
+                                          config->dynamicSmemBytes, config->stream,
+                                          simgpu::kPerThreadDefaultStream));
+}
+
+cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                        size_t sharedMem, cudaStream_t stream) {
+  const simgpu::KernelInfo* k = simgpu::FindKernel(func);
+  SG_API_LAUNCH(k ? k->name.c_str() : nullptr,
+                SG_PT(cudaLaunchCooperativeKernel_v9000, cudaLaunchCooperativeKernel_ptsz_v9000),
+                func, gridDim, blockDim, args, sharedMem, stream);
+  return call.Finish(simgpu::LaunchKernel(call, k, gridDim, blockDim, sharedMem, stream,
+                                          simgpu::kPerThreadDefaultStream));
+}
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+  SG_API(SG_PT(cudaLaunchHostFunc_v10000, cudaLaunchHostFunc_ptsz_v10000), stream, fn, userData);
+  if (fn == nullptr) return call.Finish(cudaErrorInvalidValue);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  return call.Finish(simgpu::SubmitHostFunc(s, fn, userData, call.correlation_id()));
+}
+
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+                                  void* userData, unsigned int flags) {
+  SG_API(SG_PT(cudaStreamAddCallback_v5000, cudaStreamAddCallback_ptsz_v7000), stream, callback,
+         userData, flags);
+  if (callback == nullptr || flags != 0) return call.Finish(cudaErrorInvalidValue);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  struct Pending {
+    cudaStreamCallback_t callback;
+    cudaStream_t stream;
+    void* user;
+  };
+  auto* pending = new Pending{callback, stream, userData};  // freed by the trampoline
+  void (*trampoline)(void*) = [](void* p) {
+    auto* cb = static_cast<Pending*>(p);
+    cb->callback(cb->stream, cudaSuccess, cb->user);
+    delete cb;
+  };
+  cudaError_t e = simgpu::SubmitHostFunc(s, trampoline, pending, call.correlation_id());
+  if (e != cudaSuccess) delete pending;
+  return call.Finish(e);
+}
+
+cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool,
+                                    cudaStream_t stream) {
+  SG_API(SG_PT(cudaMallocFromPoolAsync_v11020, cudaMallocFromPoolAsync_ptsz_v11020), ptr, size,
+         memPool, stream);
+  if (ptr == nullptr || memPool == nullptr) return call.Finish(cudaErrorInvalidValue);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  // One pool per device (api_mempool.cc): the allocation is the stream's device's.
+  return call.Finish(simgpu::DeviceMalloc(simgpu::StreamDevice(s), size, false, true,
+                                          call.correlation_id(), ptr));
+}
+
+}  // extern "C"

@@ -1,0 +1,54 @@
+// internal.h — what the driver's source files share with each other (not exported).
+//
+// Ownership: every object (devices, streams, events, ops) is created once and, except for ops,
+// never freed before exit: handles stay valid for tools that keep them, and process exit needs
+// no teardown order.
+#ifndef GPUSTALL_TESTS_SIMGPU_DRIVER_INTERNAL_H_
+#define GPUSTALL_TESTS_SIMGPU_DRIVER_INTERNAL_H_
+
+#include <string>
+
+#include "driver/driver.h"
+
+namespace simgpu {
+
+// Extra facts about a reported op that CUPTI's record has no field for; they go to the truth log.
+struct OpTruthExtra {
+  const char* demangled = nullptr;  // kernels
+  uint64_t submit_ns = 0;           // when the host call handed it to the device
+  uint32_t submit_tid = 0;          // gettid() of the submitting thread
+  bool fault = false;               // kernel raised the sticky error
+  const char* api = nullptr;        // host call for host-side records
+};
+
+// Sends one record to the tool hooks (if installed) and to the truth log (if enabled).
+void ReportOp(const SimgpuOpRecord& rec, const OpTruthExtra& extra);
+
+// Truth log: opened at init when SIMGPU_TRUTH is set; Flush writes what is buffered.
+void TruthOpen(const std::string& path);
+void TruthFlush();
+bool TruthFlushDue();  // enough is buffered to write it now
+bool TruthEnabled();
+
+// Timeline: creates the devices and starts the device thread (init.cc calls it once).
+void TimelineStart(int devices);
+// At exit: waits (bounded) for submitted work, then stops reporting.
+void TimelineDrainAtExit();
+
+// Memory accounting per device, used by DeviceMalloc and the capacity setter.
+size_t DeviceMemoryUsed(int device);
+void FreeAllOnDevice(int device);  // cudaDeviceReset
+
+// Kernel model: (re)reads SIMGPU_KERNEL_DURATIONS / SIMGPU_FAULT_KERNEL from the config.
+uint64_t ModelKernelDuration(const std::string& mangled, const std::string& demangled,
+                             bool* faults);
+std::string Demangle(const char* name);
+// Parses "2500", "2.5us", "3ms", "1s" into nanoseconds; exits with a message naming `var` if bad.
+uint64_t ParseDurationNs(const char* var, const char* text);
+
+// Copy bandwidths (bytes/s), adjustable at run time by simgpuSetCopyBandwidth.
+double CopyBandwidth(int memcpy_kind, bool pinned);
+
+}  // namespace simgpu
+
+#endif  // GPUSTALL_TESTS_SIMGPU_DRIVER_INTERNAL_H_

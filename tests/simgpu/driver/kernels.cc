@@ -1,0 +1,166 @@
+// kernels.cc — kernel registry (host function -> device name) and the kernel duration model.
+//
+// Model: a launch occupies its stream for
+//   simgpuKernel's exact duration, else the first SIMGPU_KERNEL_DURATIONS entry whose name
+//   matches (mangled name, full demangled name, or demangled name without its parameter list),
+//   else SIMGPU_KERNEL_NS.
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "driver/internal.h"
+
+namespace simgpu {
+
+std::string Demangle(const char* name) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return name;
+  std::string result(out);
+  std::free(out);
+  return result;
+}
+
+namespace {
+
+struct DurationOverride {
+  std::string name;
+  uint64_t ns;
+};
+
+// "a=1ms,b<int, float>=20us,f(float*, int)=3ms": a name may contain commas (template arguments,
+// parameter lists), so a piece without '=' is joined with the pieces that follow it.
+std::vector<DurationOverride> ParseOverrides(const std::string& text) {
+  std::vector<std::string> pieces;
+  std::string pending;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string piece = text.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (!pending.empty()) {
+      piece = pending + "," + piece;
+      pending.clear();
+    }
+    if (piece.empty()) continue;
+    if (piece.find('=') == std::string::npos) {
+      pending = piece;
+    } else {
+      pieces.push_back(piece);
+    }
+  }
+  if (!pending.empty()) pieces.push_back(pending);  // reported as malformed below
+  std::vector<DurationOverride> out;
+  for (const std::string& p : pieces) {
+    size_t eq = p.rfind('=');
+    if (eq == std::string::npos || eq == 0) {
+      ParseDurationNs("SIMGPU_KERNEL_DURATIONS", p.c_str());  // exits with a message
+      continue;
+    }
+    out.push_back({p.substr(0, eq), ParseDurationNs("SIMGPU_KERNEL_DURATIONS",
+                                                    p.substr(eq + 1).c_str())});
+  }
+  return out;
+}
+
+// "void ns::foo<int>(float*, int)" -> "ns::foo<int>"
+std::string BaseName(const std::string& demangled) {
+  std::string s = demangled;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<') ++depth;
+    else if (s[i] == '>') --depth;
+    else if (s[i] == '(' && depth == 0) { s.resize(i); break; }
+  }
+  depth = 0;
+  for (size_t i = s.size(); i-- > 0;) {
+    if (s[i] == '>') ++depth;
+    else if (s[i] == '<') --depth;
+    else if (s[i] == ' ' && depth == 0) return s.substr(i + 1);
+  }
+  return s;
+}
+
+bool NameMatches(const std::string& pattern, const std::string& mangled,
+                 const std::string& demangled) {
+  return pattern == mangled || pattern == demangled || pattern == BaseName(demangled);
+}
+
+struct Registry {
+  std::mutex mu;
+  std::map<const void*, KernelInfo*> by_func;         // host function or handle -> kernel
+  std::map<std::pair<std::string, uint64_t>, KernelInfo*> synthetic;
+  std::set<const KernelInfo*> handles;
+};
+
+Registry& Reg() {
+  static Registry* r = new Registry;  // never freed: handles live until exit
+  return *r;
+}
+
+}  // namespace
+
+uint64_t ModelKernelDuration(const std::string& mangled, const std::string& demangled,
+                             bool* faults) {
+  static const std::vector<DurationOverride>* overrides =
+      new std::vector<DurationOverride>(ParseOverrides(GetConfig().kernel_durations));
+  const Config& c = GetConfig();
+  *faults = !c.fault_kernel.empty() && NameMatches(c.fault_kernel, mangled, demangled);
+  for (const DurationOverride& o : *overrides) {
+    if (NameMatches(o.name, mangled, demangled)) return o.ns;
+  }
+  return c.kernel_ns;
+}
+
+const KernelInfo* RegisterKernel(const void* host_fun, const char* device_name) {
+  Registry& r = Reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.by_func.find(host_fun);
+  if (it != r.by_func.end()) return it->second;
+  auto* k = new KernelInfo;
+  k->name = device_name ? device_name : "";
+  k->demangled = Demangle(k->name.c_str());
+  k->duration_ns = ModelKernelDuration(k->name, k->demangled, &k->faults);
+  k->collective = false;
+  r.by_func[host_fun] = k;
+  r.by_func[k] = k;  // the kernel handle (__cudaGetKernel) launches it too
+  r.handles.insert(k);
+  return k;
+}
+
+const KernelInfo* SyntheticKernel(const char* name, uint64_t duration_ns, bool collective) {
+  Registry& r = Reg();
+  std::string key_name = name ? name : "simgpu_kernel";
+  if (collective) key_name = "collective:" + key_name;
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto key = std::make_pair(key_name, duration_ns);
+  auto it = r.synthetic.find(key);
+  if (it != r.synthetic.end()) return it->second;
+  auto* k = new KernelInfo;
+  k->name = name ? name : "simgpu_kernel";
+  k->demangled = Demangle(k->name.c_str());
+  ModelKernelDuration(k->name, k->demangled, &k->faults);  // SIMGPU_FAULT_KERNEL still applies
+  k->duration_ns = duration_ns;  // exact: the env override does not apply
+  k->collective = collective;
+  r.synthetic[key] = k;
+  r.by_func[k] = k;
+  r.handles.insert(k);
+  return k;
+}
+
+const KernelInfo* FindKernel(const void* func) {
+  Registry& r = Reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.by_func.find(func);
+  return it == r.by_func.end() ? nullptr : it->second;
+}
+
+}  // namespace simgpu

@@ -1,0 +1,254 @@
+// memory.cc — device, managed and pinned host memory, and the pointer registry.
+//
+// Every device or managed allocation is backed by an anonymous private mapping of host memory
+// (MAP_NORESERVE, so a large cudaMalloc costs nothing until its pages are touched): copies move
+// real bytes. The "device pointer" is the mapping's address, so a device pointer is a valid host
+// address in this process and pointer classification is a range lookup.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "driver/internal.h"
+
+namespace simgpu {
+namespace {
+
+struct Allocation {
+  size_t size;
+  size_t mapped;     // bytes mapped (page-rounded); 0 for cudaHostRegister'ed ranges
+  MemKind kind;
+  int device;        // -1 for pinned host memory
+  bool registered;   // cudaHostRegister: the caller owns the memory
+};
+
+struct MemoryState {
+  std::mutex mu;
+  std::map<uintptr_t, Allocation> allocations;  // keyed by base address
+  std::vector<size_t> used;                      // device + managed bytes per device
+  size_t capacity;
+};
+
+MemoryState& Mem() {
+  static MemoryState* m = [] {
+    auto* s = new MemoryState;  // never freed: pointers may be freed during exit
+    s->used.assign(static_cast<size_t>(std::max(GetConfig().devices, 1)), 0);
+    s->capacity = GetConfig().memory_bytes;
+    return s;
+  }();
+  return *m;
+}
+
+size_t PageRound(size_t n) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+void* MapAnonymous(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void ReportMemory(SimgpuOpKind kind, MemKind mem, int device, uintptr_t address, size_t bytes,
+                  uint32_t corr, const char* api) {
+  uint64_t now = NowNs();
+  SimgpuOpRecord r{};
+  r.kind = kind;
+  r.device_id = device < 0 ? 0 : static_cast<uint32_t>(device);
+  r.context_id = ContextId(device < 0 ? 0 : device);
+  r.stream_id = 0xFFFFFFFFu;
+  r.start_ns = r.end_ns = now;
+  r.bytes = bytes;
+  r.correlation_id = corr;
+  r.memory_kind = static_cast<uint32_t>(mem);
+  r.address = address;
+  r.event_id = 0xFFFFFFFFu;
+  OpTruthExtra x;
+  x.submit_ns = now;
+  x.submit_tid = CurrentTid();
+  x.api = api;
+  ReportOp(r, x);
+}
+
+}  // namespace
+
+PointerInfo ClassifyPointer(const void* p) {
+  PointerInfo info;
+  if (p == nullptr) return info;
+  MemoryState& m = Mem();
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(m.mu);
+  auto it = m.allocations.upper_bound(a);
+  if (it == m.allocations.begin()) return info;
+  --it;
+  if (a >= it->first + std::max<size_t>(it->second.size, 1)) return info;
+  info.kind = it->second.kind;
+  info.device = it->second.device;
+  info.base = it->first;
+  info.size = it->second.size;
+  info.registered = it->second.registered;
+  return info;
+}
+
+size_t DeviceMemoryUsed(int device) {
+  MemoryState& m = Mem();
+  std::lock_guard<std::mutex> lock(m.mu);
+  return device >= 0 && static_cast<size_t>(device) < m.used.size() ? m.used[device] : 0;
+}
+
+cudaError_t DeviceMalloc(int device, size_t size, bool managed, bool async, uint32_t corr,
+                         void** out) {
+  *out = nullptr;
+  if (size == 0) return cudaSuccess;  // as the real one: success and a NULL pointer
+  MemoryState& m = Mem();
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (m.used[device] + size > m.capacity || m.used[device] + size < size) {
+      return cudaErrorMemoryAllocation;
+    }
+    m.used[device] += size;  // reserved before mapping so concurrent callers see it
+  }
+  size_t mapped = PageRound(size);
+  void* p = MapAnonymous(mapped);
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (p == nullptr) {
+      m.used[device] -= size;
+      return cudaErrorMemoryAllocation;
+    }
+    m.allocations[reinterpret_cast<uintptr_t>(p)] =
+        Allocation{size, mapped, managed ? MemKind::kManaged : MemKind::kDevice, device, false};
+  }
+  *out = p;
+  ReportMemory(SIMGPU_OP_MEMORY_ALLOC, managed ? MemKind::kManaged : MemKind::kDevice, device,
+               reinterpret_cast<uintptr_t>(p), size, corr,
+               managed ? "cudaMallocManaged" : (async ? "cudaMallocAsync" : "cudaMalloc"));
+  return cudaSuccess;
+}
+
+cudaError_t DeviceFree(void* p, uint32_t corr) {
+  if (p == nullptr) return cudaSuccess;
+  MemoryState& m = Mem();
+  Allocation a;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    auto it = m.allocations.find(reinterpret_cast<uintptr_t>(p));
+    if (it == m.allocations.end() ||
+        (it->second.kind != MemKind::kDevice && it->second.kind != MemKind::kManaged)) {
+      return cudaErrorInvalidValue;
+    }
+    a = it->second;
+    m.allocations.erase(it);
+    m.used[a.device] -= a.size;
+  }
+  munmap(p, a.mapped);
+  ReportMemory(SIMGPU_OP_MEMORY_FREE, a.kind, a.device, reinterpret_cast<uintptr_t>(p), a.size,
+               corr, "cudaFree");
+  return cudaSuccess;
+}
+
+void FreeAllOnDevice(int device) {
+  MemoryState& m = Mem();
+  std::vector<std::pair<uintptr_t, Allocation>> victims;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    for (auto it = m.allocations.begin(); it != m.allocations.end();) {
+      if (it->second.device == device) {
+        victims.push_back(*it);
+        m.used[device] -= it->second.size;
+        it = m.allocations.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& v : victims) munmap(reinterpret_cast<void*>(v.first), v.second.mapped);
+}
+
+cudaError_t HostAllocPinned(size_t size, uint32_t corr, void** out) {
+  *out = nullptr;
+  size_t mapped = PageRound(std::max<size_t>(size, 1));
+  void* p = MapAnonymous(mapped);
+  if (p == nullptr) return cudaErrorMemoryAllocation;
+  {
+    MemoryState& m = Mem();
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.allocations[reinterpret_cast<uintptr_t>(p)] =
+        Allocation{size, mapped, MemKind::kPinned, -1, false};
+  }
+  *out = p;
+  ReportMemory(SIMGPU_OP_MEMORY_ALLOC, MemKind::kPinned, -1, reinterpret_cast<uintptr_t>(p), size,
+               corr, "cudaHostAlloc");
+  return cudaSuccess;
+}
+
+cudaError_t HostFreePinned(void* p, uint32_t corr) {
+  if (p == nullptr) return cudaSuccess;
+  MemoryState& m = Mem();
+  Allocation a;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    auto it = m.allocations.find(reinterpret_cast<uintptr_t>(p));
+    if (it == m.allocations.end() || it->second.kind != MemKind::kPinned ||
+        it->second.registered) {
+      return cudaErrorInvalidValue;
+    }
+    a = it->second;
+    m.allocations.erase(it);
+  }
+  munmap(p, a.mapped);
+  ReportMemory(SIMGPU_OP_MEMORY_FREE, MemKind::kPinned, -1, reinterpret_cast<uintptr_t>(p), a.size,
+               corr, "cudaFreeHost");
+  return cudaSuccess;
+}
+
+cudaError_t HostRegister(void* p, size_t size, uint32_t corr) {
+  (void)corr;
+  if (p == nullptr || size == 0) return cudaErrorInvalidValue;
+  MemoryState& m = Mem();
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(m.mu);
+  auto it = m.allocations.lower_bound(a);
+  if (it != m.allocations.end() && it->first < a + size) return cudaErrorHostMemoryAlreadyRegistered;
+  if (it != m.allocations.begin()) {
+    --it;
+    if (it->first + it->second.size > a) return cudaErrorHostMemoryAlreadyRegistered;
+  }
+  m.allocations[a] = Allocation{size, 0, MemKind::kPinned, -1, true};
+  return cudaSuccess;
+}
+
+cudaError_t HostUnregister(void* p, uint32_t corr) {
+  (void)corr;
+  MemoryState& m = Mem();
+  std::lock_guard<std::mutex> lock(m.mu);
+  auto it = m.allocations.find(reinterpret_cast<uintptr_t>(p));
+  if (it == m.allocations.end() || !it->second.registered) return cudaErrorHostMemoryNotRegistered;
+  m.allocations.erase(it);
+  return cudaSuccess;
+}
+
+void MemInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  MemoryState& m = Mem();
+  std::lock_guard<std::mutex> lock(m.mu);
+  size_t used = m.used[device];
+  *total_bytes = m.capacity;
+  *free_bytes = m.capacity > used ? m.capacity - used : 0;
+}
+
+int SetMemoryCapacity(size_t bytes) {
+  MemoryState& m = Mem();
+  std::lock_guard<std::mutex> lock(m.mu);
+  for (size_t used : m.used) {
+    if (used > bytes) return -1;
+  }
+  m.capacity = bytes;
+  return 0;
+}
+
+}  // namespace simgpu

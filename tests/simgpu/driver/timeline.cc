@@ -1,0 +1,825 @@
+// timeline.cc — devices, streams, events and the device timeline in real time.
+//
+// Scheduling happens at submission, under one mutex: an op starts at the latest of
+//   submit time + SIMGPU_DEVICE_LATENCY_NS, its stream's ready time (+ SIMGPU_STREAM_GAP_NS),
+//   the device barrier (cudaMalloc/cudaHostAlloc), and, legacy default stream rules:
+//     an op on the legacy stream waits for every blocking stream of its device;
+//     an op on a blocking stream (created without cudaStreamNonBlocking, or a per-thread
+//     default stream) waits for the legacy stream.
+// and ends duration later. cudaStreamWaitEvent raises the stream's ready time to the event's
+// time. Since every duration is known up front, the schedule never changes after submission.
+//
+// One device thread serves all devices. Each op wakes it twice: at its start it moves the op's
+// bytes (so a large copy's memmove overlaps its modelled duration instead of adding to it), at
+// its end it reports the op (hooks + truth) and marks it done. Events are handled in
+// (time, seq) order; a dependent op starts no earlier than what it depends on ends and was
+// submitted later, so bytes move in dependency order. An op submitted now starts in the future,
+// so the order never goes back in time.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <queue>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "driver/internal.h"
+
+namespace simgpu {
+
+struct OpHandle {
+  enum Kind { kKernel, kCopy, kMemset, kMarker, kFree, kHostFunc } kind;
+  struct Device* dev = nullptr;
+  Stream* stream = nullptr;
+  uint64_t seq = 0, submit_ns = 0, start_ns = 0, end_ns = 0, duration_ns = 0;
+  uint64_t wake_ns = 0;  // when the device thread next handles it: start, then end
+  bool started = false;  // bytes moved; guarded by Timeline::mu
+  uint32_t corr = 0, tid = 0;
+  bool done = false;  // guarded by Timeline::mu
+  // kernel
+  const KernelInfo* kernel = nullptr;
+  dim3 grid, block;
+  // copy / memset / free
+  CopyArgs copy{};
+  uint8_t copy_kind = 0, src_kind = 0, dst_kind = 0;
+  int memset_value = 0;
+  uint64_t bytes = 0;
+  void* free_ptr = nullptr;
+  void (*host_fn)(void*) = nullptr;
+  void* host_fn_data = nullptr;
+};
+
+struct Stream {
+  struct Device* dev;
+  uint32_t id;
+  unsigned flags;
+  int priority;
+  bool legacy;
+  bool per_thread;
+  uint64_t ready_ns = 0;
+  std::shared_ptr<OpHandle> last;
+};
+
+struct Event {
+  struct Device* dev;
+  unsigned flags;
+  uint32_t id;
+  std::shared_ptr<OpHandle> marker;  // the last record
+};
+
+struct Device {
+  int index;
+  Stream* legacy;
+  std::vector<Stream*> streams;  // created and per-thread streams (not legacy), live
+  uint64_t barrier_ns = 0;
+  uint64_t all_ready_ns = 0;
+  std::set<uint64_t> pending;    // seqs submitted and not yet done
+  cudaError_t sticky = cudaSuccess;
+  char context_object[64];       // its address is the CUcontext handle
+};
+
+namespace {
+
+struct ByWakeTime {
+  bool operator()(const std::shared_ptr<OpHandle>& a, const std::shared_ptr<OpHandle>& b) const {
+    if (a->wake_ns != b->wake_ns) return a->wake_ns > b->wake_ns;
+    return a->seq > b->seq;
+  }
+};
+
+struct Timeline {
+  std::mutex mu;
+  std::condition_variable work_cv;  // device thread: new work
+  std::condition_variable done_cv;  // host waiters: an op completed
+  std::priority_queue<std::shared_ptr<OpHandle>, std::vector<std::shared_ptr<OpHandle>>, ByWakeTime>
+      heap;
+  uint64_t next_seq = 1;
+  std::vector<Device*> devices;
+  std::set<Stream*> live_streams;
+  std::vector<Stream*> destroyed_streams;  // kept: queued ops still point at them
+  std::set<const Event*> live_events;  // owned: deleted by DestroyEvent
+  std::atomic<uint32_t> next_stream_id{13};  // CUPTI-like: 7 is the NULL stream
+  std::atomic<uint32_t> next_event_id{1};
+  bool reporting = true;
+  // When the sleeping device thread will next wake on its own (UINT64_MAX: idle, or busy).
+  // Submitters wake it only for an op due earlier: back-to-back launches cost no futex wake.
+  uint64_t device_wakes_at = 0;
+  // Copy bandwidths, bytes/s: [kind 1..3][pinned 0/1].
+  double bw[4][2] = {};
+};
+
+Timeline& T() {
+  static Timeline* t = new Timeline;  // never freed: the device thread outlives static dtors
+  return *t;
+}
+
+bool IsBlocking(const Stream* s) { return !s->legacy && !(s->flags & cudaStreamNonBlocking); }
+
+// Computes start/end and queues `op`. Caller holds T().mu.
+void ScheduleLocked(const std::shared_ptr<OpHandle>& op) {
+  Timeline& t = T();
+  const Config& c = GetConfig();
+  Stream* s = op->stream;
+  Device* d = s->dev;
+  op->dev = d;
+  op->seq = t.next_seq++;
+  uint64_t start = op->submit_ns + c.device_latency_ns;
+  start = std::max(start, s->ready_ns + (s->last ? c.stream_gap_ns : 0));
+  start = std::max(start, d->barrier_ns);
+  if (s->legacy) {
+    for (Stream* other : d->streams) {
+      if (IsBlocking(other)) start = std::max(start, other->ready_ns);
+    }
+  } else if (IsBlocking(s)) {
+    start = std::max(start, d->legacy->ready_ns);
+  }
+  op->start_ns = start;
+  op->end_ns = start + op->duration_ns;
+  s->ready_ns = op->end_ns;
+  s->last = op;
+  d->all_ready_ns = std::max(d->all_ready_ns, op->end_ns);
+  d->pending.insert(op->seq);
+  // Only ops that touch memory or run host code need the device thread at their start.
+  op->started = op->kind == OpHandle::kKernel || op->kind == OpHandle::kMarker;
+  op->wake_ns = op->started ? op->end_ns : op->start_ns;
+  t.heap.push(op);
+  if (op->wake_ns < t.device_wakes_at) {
+    t.device_wakes_at = 0;  // it is awake until it sleeps again and says until when
+    t.work_cv.notify_one();
+  }
+}
+
+void MoveBytes(const OpHandle& op) {
+  switch (op.kind) {
+    case OpHandle::kCopy: {
+      auto* dst = static_cast<char*>(op.copy.dst);
+      auto* src = static_cast<const char*>(op.copy.src);
+      for (size_t row = 0; row < op.copy.height; ++row) {
+        std::memmove(dst + row * op.copy.dpitch, src + row * op.copy.spitch, op.copy.width);
+      }
+      break;
+    }
+    case OpHandle::kMemset: {
+      auto* dst = static_cast<char*>(op.copy.dst);
+      for (size_t row = 0; row < op.copy.height; ++row) {
+        std::memset(dst + row * op.copy.dpitch, op.memset_value, op.copy.width);
+      }
+      break;
+    }
+    case OpHandle::kFree:
+      DeviceFree(op.free_ptr, op.corr);
+      break;
+    case OpHandle::kHostFunc:
+      op.host_fn(op.host_fn_data);
+      break;
+    default:
+      break;
+  }
+}
+
+void ReportCompleted(const OpHandle& op, bool fault) {
+  SimgpuOpRecord r{};
+  OpTruthExtra x;
+  x.submit_ns = op.submit_ns;
+  x.submit_tid = op.tid;
+  x.fault = fault;
+  r.device_id = static_cast<uint32_t>(op.dev->index);
+  r.context_id = ContextId(op.dev->index);
+  r.stream_id = op.stream->id;
+  r.start_ns = op.start_ns;
+  r.end_ns = op.end_ns;
+  r.correlation_id = op.corr;
+  r.event_id = 0xFFFFFFFFu;
+  switch (op.kind) {
+    case OpHandle::kKernel:
+      r.kind = op.kernel->collective ? SIMGPU_OP_COLLECTIVE : SIMGPU_OP_KERNEL;
+      r.name = op.kernel->name.c_str();
+      x.demangled = op.kernel->demangled.c_str();
+      r.grid[0] = static_cast<int32_t>(op.grid.x);
+      r.grid[1] = static_cast<int32_t>(op.grid.y);
+      r.grid[2] = static_cast<int32_t>(op.grid.z);
+      r.block[0] = static_cast<int32_t>(op.block.x);
+      r.block[1] = static_cast<int32_t>(op.block.y);
+      r.block[2] = static_cast<int32_t>(op.block.z);
+      break;
+    case OpHandle::kCopy:
+      r.kind = SIMGPU_OP_MEMCPY;
+      r.bytes = op.bytes;
+      r.copy_kind = op.copy_kind;
+      r.src_kind = op.src_kind;
+      r.dst_kind = op.dst_kind;
+      r.flags = op.copy.async ? 1 : 0;  // CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC
+      break;
+    case OpHandle::kMemset:
+      r.kind = SIMGPU_OP_MEMSET;
+      r.bytes = op.bytes;
+      r.memset_value = static_cast<uint32_t>(op.memset_value);
+      r.memory_kind = op.dst_kind;
+      r.flags = op.copy.async ? 1 : 0;  // CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC
+      break;
+    default:
+      return;  // markers and stream-ordered frees are not device activity
+  }
+  ReportOp(r, x);
+}
+
+void DeviceThreadMain() {
+  Timeline& t = T();
+  std::unique_lock<std::mutex> lock(t.mu);
+  for (;;) {
+    if (t.heap.empty()) {
+      lock.unlock();
+      TruthFlush();  // idle: a good moment to write the truth log
+      lock.lock();
+      if (t.heap.empty()) {
+        t.device_wakes_at = UINT64_MAX;
+        t.work_cv.wait_for(lock, std::chrono::milliseconds(100));
+        t.device_wakes_at = 0;
+      }
+      continue;
+    }
+    std::shared_ptr<OpHandle> op = t.heap.top();
+    if (NowNs() < op->wake_ns) {
+      t.device_wakes_at = op->wake_ns;
+      t.work_cv.wait_until(lock, std::chrono::steady_clock::time_point(
+                                     std::chrono::nanoseconds(op->wake_ns)));
+      t.device_wakes_at = 0;
+      continue;
+    }
+    t.heap.pop();
+    Device* d = op->dev;
+    // Work queued behind a fault never runs, as on a real device whose context is corrupted.
+    bool dropped = d->sticky != cudaSuccess;
+    if (!op->started) {
+      op->started = true;
+      lock.unlock();
+      if (!dropped) MoveBytes(*op);
+      lock.lock();
+      op->wake_ns = op->end_ns;
+      t.heap.push(op);
+      continue;
+    }
+    bool fault = !dropped && op->kind == OpHandle::kKernel && op->kernel->faults;
+    bool reporting = t.reporting;
+    lock.unlock();
+    if (!dropped && reporting) ReportCompleted(*op, fault);  // before `done`: a sync sees it
+    if (TruthFlushDue()) TruthFlush();
+    lock.lock();
+    if (fault) d->sticky = cudaErrorIllegalAddress;
+    op->done = true;
+    d->pending.erase(op->seq);
+    t.done_cv.notify_all();
+  }
+}
+
+Stream* NewStreamLocked(Device* d, unsigned flags, int priority, bool per_thread) {
+  auto* s = new Stream{d, T().next_stream_id++, flags, priority, false, per_thread, 0, nullptr};
+  d->streams.push_back(s);
+  T().live_streams.insert(s);
+  return s;
+}
+
+void ReportStreamCreated(Stream* s, uint32_t corr) {
+  SimgpuOpRecord r{};
+  r.kind = SIMGPU_OP_STREAM_CREATED;
+  r.device_id = static_cast<uint32_t>(s->dev->index);
+  r.context_id = ContextId(s->dev->index);
+  r.stream_id = s->id;
+  r.start_ns = r.end_ns = NowNs();
+  r.correlation_id = corr;
+  r.event_id = 0xFFFFFFFFu;
+  r.flags = static_cast<uint8_t>(s->flags);
+  OpTruthExtra x;
+  x.submit_ns = r.start_ns;
+  x.submit_tid = CurrentTid();
+  x.api = s->per_thread ? "per-thread default stream" : "cudaStreamCreate";
+  ReportOp(r, x);
+}
+
+Stream* PerThreadStream(int device) {
+  static thread_local std::vector<Stream*> mine;
+  if (mine.size() <= static_cast<size_t>(device)) mine.resize(device + 1, nullptr);
+  if (mine[device] == nullptr) {
+    Timeline& t = T();
+    {
+      std::lock_guard<std::mutex> lock(t.mu);
+      mine[device] = NewStreamLocked(t.devices[device], 0, 0, true);
+    }
+    ReportStreamCreated(mine[device], 0);
+  }
+  return mine[device];
+}
+
+// Waits (holding `lock`) until every op in `ops` is done.
+void WaitAllLocked(std::unique_lock<std::mutex>& lock,
+                   const std::vector<std::shared_ptr<OpHandle>>& ops) {
+  for (const auto& op : ops) {
+    if (op) T().done_cv.wait(lock, [&] { return op->done; });
+  }
+}
+
+std::vector<std::shared_ptr<OpHandle>> StreamFrontierLocked(Stream* s) {
+  std::vector<std::shared_ptr<OpHandle>> ops{s->last};
+  if (s->legacy) {
+    for (Stream* other : s->dev->streams) {
+      if (IsBlocking(other)) ops.push_back(other->last);
+    }
+  }
+  return ops;
+}
+
+std::shared_ptr<OpHandle> NewOp(OpHandle::Kind kind, Stream* s, uint32_t corr) {
+  auto op = std::make_shared<OpHandle>();
+  op->kind = kind;
+  op->stream = s;
+  op->corr = corr;
+  op->tid = CurrentTid();
+  return op;
+}
+
+uint64_t CopyDurationNs(size_t bytes, double bandwidth) {
+  return GetConfig().copy_latency_ns +
+         static_cast<uint64_t>(static_cast<double>(bytes) / bandwidth * 1e9);
+}
+
+bool DeviceAccessible(MemKind k) {
+  return k == MemKind::kDevice || k == MemKind::kManaged || k == MemKind::kPinned;
+}
+
+// [p, p + extent) must lie inside a known allocation when p is simgpu memory.
+bool InBounds(const PointerInfo& info, const void* p, size_t extent) {
+  if (info.base == 0) return true;  // pageable host memory: the caller's responsibility
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  return a + extent <= info.base + info.size;
+}
+
+}  // namespace
+
+// ---- setup -------------------------------------------------------------------------------------
+
+void TimelineStart(int devices) {
+  Timeline& t = T();
+  const Config& c = GetConfig();
+  t.bw[cudaMemcpyHostToDevice][1] = c.bw_h2d_pinned;
+  t.bw[cudaMemcpyHostToDevice][0] = c.bw_h2d_pageable;
+  t.bw[cudaMemcpyDeviceToHost][1] = c.bw_d2h_pinned;
+  t.bw[cudaMemcpyDeviceToHost][0] = c.bw_d2h_pageable;
+  t.bw[cudaMemcpyDeviceToDevice][0] = t.bw[cudaMemcpyDeviceToDevice][1] = c.bw_d2d;
+  t.bw[cudaMemcpyHostToHost][0] = t.bw[cudaMemcpyHostToHost][1] = c.bw_h2h;
+  for (int i = 0; i < devices; ++i) {
+    auto* d = new Device;
+    d->index = i;
+    d->legacy = new Stream{d, 7, 0, 0, true, false, 0, nullptr};
+    t.devices.push_back(d);
+  }
+  std::thread(DeviceThreadMain).detach();  // runs until the process exits
+}
+
+void TimelineDrainAtExit() {
+  Timeline& t = T();
+  std::unique_lock<std::mutex> lock(t.mu);
+  uint64_t deadline = NowNs() + 30ull * 1000000000ull;  // a runaway queue must not hang exit
+  for (Device* d : t.devices) {
+    while (!d->pending.empty() && NowNs() < deadline) {
+      t.done_cv.wait_for(lock, std::chrono::milliseconds(50));
+    }
+  }
+  t.reporting = false;  // the tool may be finalised after us
+}
+
+double CopyBandwidth(int memcpy_kind, bool pinned) {
+  std::lock_guard<std::mutex> lock(T().mu);
+  return T().bw[memcpy_kind][pinned ? 1 : 0];
+}
+
+int SetCopyBandwidth(int memcpy_kind, int pinned, double bytes_per_second) {
+  if (memcpy_kind < 1 || memcpy_kind > 3 || !(bytes_per_second > 0)) return -1;
+  if (EnsureInitialized() != cudaSuccess) return -1;
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (memcpy_kind == cudaMemcpyDeviceToDevice) {
+    T().bw[memcpy_kind][0] = T().bw[memcpy_kind][1] = bytes_per_second;
+  } else {
+    T().bw[memcpy_kind][pinned ? 1 : 0] = bytes_per_second;
+  }
+  return 0;
+}
+
+void* ContextHandle(int device) {
+  Timeline& t = T();
+  if (device < 0 || static_cast<size_t>(device) >= t.devices.size()) return nullptr;
+  return t.devices[device]->context_object;
+}
+
+uint32_t ContextId(int device) { return static_cast<uint32_t>(device) + 1; }
+
+namespace {
+thread_local int t_current_device = 0;
+
+// The device whose context handle is `context` (NULL: the calling thread's), or -1.
+int DeviceOfContext(void* context) {
+  Timeline& t = T();
+  if (context == nullptr) return t_current_device;
+  for (Device* d : t.devices) {
+    if (static_cast<void*>(d->context_object) == context) return d->index;
+  }
+  return -1;
+}
+}  // namespace
+
+int CurrentDevice() { return t_current_device; }
+void SetCurrentDevice(int device) { t_current_device = device; }
+
+cudaError_t StickyError(int device) {
+  Timeline& t = T();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (device < 0 || static_cast<size_t>(device) >= t.devices.size()) return cudaSuccess;
+  return t.devices[device]->sticky;
+}
+
+// ---- streams -------------------------------------------------------------------------------------
+
+Stream* ResolveStream(int device, cudaStream_t s, bool per_thread_default) {
+  Timeline& t = T();
+  if (device < 0 || static_cast<size_t>(device) >= t.devices.size()) return nullptr;
+  if (s == nullptr) {
+    return per_thread_default ? PerThreadStream(device) : t.devices[device]->legacy;
+  }
+  if (s == cudaStreamLegacy) return t.devices[device]->legacy;
+  if (s == cudaStreamPerThread) return PerThreadStream(device);
+  auto* candidate = reinterpret_cast<Stream*>(s);
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.live_streams.count(candidate) ? candidate : nullptr;
+}
+
+Stream* CreateStream(int device, unsigned flags, int priority, uint32_t corr) {
+  Timeline& t = T();
+  Stream* s;
+  {
+    std::lock_guard<std::mutex> lock(t.mu);
+    s = NewStreamLocked(t.devices[device], flags, priority, false);
+  }
+  ReportStreamCreated(s, corr);
+  return s;
+}
+
+void DestroyStream(Stream* s) {
+  Timeline& t = T();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.live_streams.erase(s);
+  auto& v = s->dev->streams;
+  v.erase(std::remove(v.begin(), v.end(), s), v.end());
+  t.destroyed_streams.push_back(s);
+}
+
+cudaStream_t StreamHandle(Stream* s) { return reinterpret_cast<cudaStream_t>(s); }
+int StreamDevice(const Stream* s) { return s->dev->index; }
+uint32_t StreamId(const Stream* s) { return s->id; }
+unsigned StreamFlags(const Stream* s) { return s->flags; }
+int StreamPriority(const Stream* s) { return s->priority; }
+
+bool StreamIdle(Stream* s) {
+  std::lock_guard<std::mutex> lock(T().mu);
+  for (const auto& op : StreamFrontierLocked(s)) {
+    if (op && !op->done) return false;
+  }
+  return true;
+}
+
+cudaError_t SynchronizeStream(Stream* s) {
+  Timeline& t = T();
+  std::unique_lock<std::mutex> lock(t.mu);
+  WaitAllLocked(lock, StreamFrontierLocked(s));
+  return s->dev->sticky;
+}
+
+cudaError_t SynchronizeDevice(int device) {
+  Timeline& t = T();
+  std::unique_lock<std::mutex> lock(t.mu);
+  Device* d = t.devices[device];
+  uint64_t target = t.next_seq - 1;  // everything submitted before this call
+  t.done_cv.wait(lock, [&] { return d->pending.empty() || *d->pending.begin() > target; });
+  return d->sticky;
+}
+
+void SynchronizeAllDevices() {
+  for (int i = 0; i < DeviceCount(); ++i) SynchronizeDevice(i);
+}
+
+void DeviceBarrier(int device) {
+  Timeline& t = T();
+  std::lock_guard<std::mutex> lock(t.mu);
+  Device* d = t.devices[device];
+  d->barrier_ns = std::max(d->barrier_ns, d->all_ready_ns);
+}
+
+// ---- events ------------------------------------------------------------------------------------
+
+Event* CreateEvent(int device, unsigned flags) {
+  Timeline& t = T();
+  auto* e = new Event{t.devices[device], flags, t.next_event_id++, nullptr};
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.live_events.insert(e);
+  return e;
+}
+
+bool IsEvent(const Event* e) {
+  std::lock_guard<std::mutex> lock(T().mu);
+  return T().live_events.count(e) != 0;
+}
+
+void DestroyEvent(Event* e) {
+  // Nothing keeps a reference to an event: a stream that waited on it copied its time.
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (T().live_events.erase(e)) delete e;
+}
+
+uint32_t EventId(const Event* e) { return e->id; }
+
+cudaError_t RecordEvent(Event* e, Stream* s, uint32_t corr) {
+  if (e->dev != s->dev) return cudaErrorInvalidResourceHandle;
+  auto op = NewOp(OpHandle::kMarker, s, corr);
+  op->submit_ns = NowNs();
+  std::lock_guard<std::mutex> lock(T().mu);
+  ScheduleLocked(op);
+  e->marker = op;
+  return cudaSuccess;
+}
+
+cudaError_t QueryEvent(Event* e) {
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (e->dev->sticky != cudaSuccess) return e->dev->sticky;
+  return !e->marker || e->marker->done ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t SynchronizeEvent(Event* e) {
+  std::unique_lock<std::mutex> lock(T().mu);
+  WaitAllLocked(lock, {e->marker});
+  return e->dev->sticky;
+}
+
+cudaError_t EventElapsedMs(Event* start, Event* end, float* ms) {
+  std::lock_guard<std::mutex> lock(T().mu);
+  if ((start->flags & cudaEventDisableTiming) || (end->flags & cudaEventDisableTiming)) {
+    return cudaErrorInvalidResourceHandle;
+  }
+  if (!start->marker || !end->marker) return cudaErrorInvalidResourceHandle;
+  if (!start->marker->done || !end->marker->done) return cudaErrorNotReady;
+  double diff = static_cast<double>(end->marker->end_ns) - static_cast<double>(start->marker->end_ns);
+  *ms = static_cast<float>(diff / 1e6);
+  return cudaSuccess;
+}
+
+cudaError_t StreamWaitEvent(Stream* s, Event* e) {
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (!e->marker) return cudaSuccess;  // never recorded: nothing to wait for
+  s->ready_ns = std::max(s->ready_ns, e->marker->end_ns);
+  // A zero-length marker makes the wait visible to cudaStreamSynchronize/Query on `s`.
+  auto op = NewOp(OpHandle::kMarker, s, 0);
+  op->submit_ns = NowNs();
+  ScheduleLocked(op);
+  return cudaSuccess;
+}
+
+// ---- device work ---------------------------------------------------------------------------------
+
+cudaError_t SubmitKernel(Stream* s, const LaunchArgs& a, uint32_t corr) {
+  // The host pays for the launch call itself (real launches cost 5-20 us of CPU).
+  WaitUntilNs(NowNs() + GetConfig().launch_host_ns);
+  auto op = NewOp(OpHandle::kKernel, s, corr);
+  op->kernel = a.kernel;
+  op->grid = a.grid;
+  op->block = a.block;
+  op->duration_ns = a.kernel->duration_ns;
+  op->submit_ns = NowNs();
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
+  ScheduleLocked(op);
+  return cudaSuccess;
+}
+
+cudaError_t SubmitCopy(Stream* s, const CopyArgs& a, uint32_t corr, bool* host_must_wait,
+                       std::shared_ptr<OpHandle>* out) {
+  *host_must_wait = false;
+  out->reset();
+  if (a.width == 0 || a.height == 0) return cudaSuccess;
+  size_t dpitch = a.height > 1 ? a.dpitch : a.width;
+  size_t spitch = a.height > 1 ? a.spitch : a.width;
+  if (dpitch < a.width || spitch < a.width) return cudaErrorInvalidPitchValue;
+  if (a.dst == nullptr || a.src == nullptr) return cudaErrorInvalidValue;
+  PointerInfo dst = ClassifyPointer(a.dst), src = ClassifyPointer(a.src);
+  bool src_dev = src.kind == MemKind::kDevice || src.kind == MemKind::kManaged;
+  bool dst_dev = dst.kind == MemKind::kDevice || dst.kind == MemKind::kManaged;
+  int kind = a.kind;
+  switch (a.kind) {
+    case cudaMemcpyDefault:
+      kind = src_dev ? (dst_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+                     : (dst_dev ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+      break;
+    case cudaMemcpyHostToDevice:
+      if (!DeviceAccessible(dst.kind)) return cudaErrorInvalidValue;
+      break;
+    case cudaMemcpyDeviceToHost:
+      if (!DeviceAccessible(src.kind)) return cudaErrorInvalidValue;
+      break;
+    case cudaMemcpyDeviceToDevice:
+      if (!DeviceAccessible(src.kind) || !DeviceAccessible(dst.kind)) return cudaErrorInvalidValue;
+      break;
+    case cudaMemcpyHostToHost:
+      break;
+    default:
+      return cudaErrorInvalidMemcpyDirection;
+  }
+  size_t dextent = (a.height - 1) * dpitch + a.width, sextent = (a.height - 1) * spitch + a.width;
+  if (!InBounds(dst, a.dst, dextent) || !InBounds(src, a.src, sextent)) {
+    return cudaErrorInvalidValue;
+  }
+  auto op = NewOp(OpHandle::kCopy, s, corr);
+  op->copy = a;
+  op->copy.dpitch = dpitch;
+  op->copy.spitch = spitch;
+  op->bytes = static_cast<uint64_t>(a.width) * a.height;
+  op->src_kind = static_cast<uint8_t>(src.kind);
+  op->dst_kind = static_cast<uint8_t>(dst.kind);
+  bool peer = a.peer_src_device >= 0 && a.peer_dst_device >= 0 &&
+              a.peer_src_device != a.peer_dst_device;
+  bool pageable = false;
+  double bw;
+  switch (kind) {
+    case cudaMemcpyHostToDevice:
+      pageable = src.kind == MemKind::kPageable;
+      op->copy_kind = 1;  // CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+      bw = CopyBandwidth(kind, !pageable);
+      break;
+    case cudaMemcpyDeviceToHost:
+      pageable = dst.kind == MemKind::kPageable;
+      op->copy_kind = 2;  // DTOH
+      bw = CopyBandwidth(kind, !pageable);
+      break;
+    case cudaMemcpyDeviceToDevice:
+      op->copy_kind = peer ? 10 : 8;  // PTOP : DTOD
+      bw = peer ? GetConfig().bw_peer : CopyBandwidth(kind, true);
+      break;
+    default:
+      op->copy_kind = 9;  // HTOH
+      bw = GetConfig().bw_h2h;
+      break;
+  }
+  op->duration_ns = CopyDurationNs(op->bytes, bw);
+  // Host blocking (NVIDIA's "API synchronization behavior"): sync copies block unless
+  // device-to-device; async copies block when pageable memory must be staged (H2D: the host
+  // copies into a staging buffer at pageable speed; D2H: fully synchronous) and host<->host.
+  if (!a.async) {
+    *host_must_wait = kind != cudaMemcpyDeviceToDevice;
+  } else {
+    *host_must_wait = pageable || kind == cudaMemcpyHostToHost;
+    WaitUntilNs(NowNs() + GetConfig().api_host_ns);
+  }
+  op->submit_ns = NowNs();
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
+  ScheduleLocked(op);
+  *out = op;
+  return cudaSuccess;
+}
+
+cudaError_t SubmitMemset(Stream* s, void* dst, int value, size_t width, size_t height,
+                         size_t pitch, bool async, uint32_t corr, bool* host_must_wait,
+                         std::shared_ptr<OpHandle>* out) {
+  *host_must_wait = false;
+  out->reset();
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (height > 1 && pitch < width) return cudaErrorInvalidPitchValue;
+  size_t p = height > 1 ? pitch : width;
+  PointerInfo info = ClassifyPointer(dst);
+  if (!DeviceAccessible(info.kind) || !InBounds(info, dst, (height - 1) * p + width)) {
+    return cudaErrorInvalidValue;
+  }
+  auto op = NewOp(OpHandle::kMemset, s, corr);
+  op->copy.dst = dst;
+  op->copy.width = width;
+  op->copy.height = height;
+  op->copy.dpitch = p;
+  op->copy.async = async;
+  op->memset_value = value & 0xff;
+  op->bytes = static_cast<uint64_t>(width) * height;
+  op->dst_kind = static_cast<uint8_t>(info.kind);
+  op->duration_ns = CopyDurationNs(op->bytes, GetConfig().bw_memset);
+  // "The synchronous memset functions are asynchronous with respect to the host except when
+  // the target is pinned host memory or a Unified Memory region."
+  *host_must_wait = !async && (info.kind == MemKind::kPinned || info.kind == MemKind::kManaged);
+  if (async) WaitUntilNs(NowNs() + GetConfig().api_host_ns);
+  op->submit_ns = NowNs();
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
+  ScheduleLocked(op);
+  *out = op;
+  return cudaSuccess;
+}
+
+cudaError_t SubmitFreeAsync(Stream* s, void* p, uint32_t corr) {
+  PointerInfo info = ClassifyPointer(p);
+  if (info.base != reinterpret_cast<uintptr_t>(p) ||
+      (info.kind != MemKind::kDevice && info.kind != MemKind::kManaged)) {
+    return cudaErrorInvalidValue;
+  }
+  auto op = NewOp(OpHandle::kFree, s, corr);
+  op->free_ptr = p;
+  op->submit_ns = NowNs();
+  std::lock_guard<std::mutex> lock(T().mu);
+  ScheduleLocked(op);
+  return cudaSuccess;
+}
+
+cudaError_t SubmitHostFunc(Stream* s, void (*fn)(void*), void* user, uint32_t corr) {
+  auto op = NewOp(OpHandle::kHostFunc, s, corr);
+  op->host_fn = fn;
+  op->host_fn_data = user;
+  op->submit_ns = NowNs();
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
+  ScheduleLocked(op);
+  return cudaSuccess;
+}
+
+cudaError_t WaitOp(const std::shared_ptr<OpHandle>& op) {
+  if (!op) return cudaSuccess;
+  std::unique_lock<std::mutex> lock(T().mu);
+  WaitAllLocked(lock, {op});
+  return op->dev->sticky;
+}
+
+void ResetDevice(int device) {
+  SynchronizeDevice(device);
+  Timeline& t = T();
+  {
+    std::lock_guard<std::mutex> lock(t.mu);
+    Device* d = t.devices[device];
+    for (Stream* s : d->streams) {
+      if (!s->per_thread) {
+        t.live_streams.erase(s);
+        t.destroyed_streams.push_back(s);
+      }
+    }
+    d->streams.erase(std::remove_if(d->streams.begin(), d->streams.end(),
+                                    [](Stream* s) { return !s->per_thread; }),
+                     d->streams.end());
+    for (auto it = t.live_events.begin(); it != t.live_events.end();) {
+      if ((*it)->dev == d) {
+        delete *it;
+        it = t.live_events.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  FreeAllOnDevice(device);
+}
+
+void RecordSync(uint32_t sync_type, int device, const Stream* s, const Event* e,
+                uint64_t start_ns, uint64_t end_ns, uint32_t corr) {
+  SimgpuOpRecord r{};
+  r.kind = SIMGPU_OP_SYNC;
+  r.device_id = static_cast<uint32_t>(device);
+  r.context_id = ContextId(device);
+  r.stream_id = s ? s->id : 0xFFFFFFFFu;
+  r.start_ns = start_ns;
+  r.end_ns = end_ns;
+  r.correlation_id = corr;
+  r.sync_type = sync_type;
+  r.event_id = e ? e->id : 0xFFFFFFFFu;
+  OpTruthExtra x;
+  x.submit_ns = start_ns;
+  x.submit_tid = CurrentTid();
+  ReportOp(r, x);
+}
+
+}  // namespace simgpu
+
+extern "C" {
+
+__attribute__((visibility("default"))) int simgpuDriverContextInfo(void* context,
+                                                                   uint32_t* context_id,
+                                                                   uint32_t* device_id) {
+  int device = simgpu::DeviceOfContext(context);
+  if (device < 0 || device >= static_cast<int>(simgpu::T().devices.size())) return -1;
+  if (context_id) *context_id = simgpu::ContextId(device);
+  if (device_id) *device_id = static_cast<uint32_t>(device);
+  return 0;
+}
+
+__attribute__((visibility("default"))) int simgpuDriverStreamId(void* context, void* stream,
+                                                                int per_thread,
+                                                                uint32_t* stream_id) {
+  int device = simgpu::DeviceOfContext(context);
+  if (device < 0) return -1;
+  simgpu::Stream* s =
+      simgpu::ResolveStream(device, static_cast<cudaStream_t>(stream), per_thread != 0);
+  if (s == nullptr) return -1;
+  if (stream_id) *stream_id = s->id;
+  return 0;
+}
+
+}  // extern "C"

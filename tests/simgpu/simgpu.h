@@ -1,0 +1,45 @@
+/* simgpu.h — extensions of the simulated CUDA device, for test programs (C, C++, Python ctypes).
+ *
+ * These symbols live in simgpu's libcudart.so.13 (so `ctypes.CDLL("libcudart.so.13")` finds them)
+ * and exist in no real CUDA runtime: a program that calls them runs only on simgpu. Programs meant
+ * to run on a real GPU too use real __global__ kernels, whose durations come from the model
+ * described in tests/simgpu/README.md.
+ *
+ * Thread safety: every function may be called from any thread at any time.
+ */
+#ifndef GPUSTALL_TESTS_SIMGPU_SIMGPU_H_
+#define GPUSTALL_TESTS_SIMGPU_SIMGPU_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Returns a kernel handle usable as the `func` argument of cudaLaunchKernel (and its _ptsz
+ * variant). Each launch of it occupies its stream for exactly `duration_ns` of device time.
+ * `name` is copied; the same (name, duration) pair returns the same handle. Never NULL. */
+const void* simgpuKernel(const char* name, uint64_t duration_ns);
+
+/* Same, but a collective: the k-th launch in every process of `group` completes only when all
+ * SIMGPU_WORLD ranks have started their k-th launch, then takes duration_ns (cluster issue). */
+const void* simgpuCollective(const char* group, uint64_t duration_ns);
+
+/* Copy bandwidth in bytes per second for one direction (a cudaMemcpyKind value:
+ * 1 = host->device, 2 = device->host, 3 = device->device) and host memory kind
+ * (pinned != 0: page-locked; 0: pageable; ignored for device->device).
+ * Returns 0 on success, -1 for a bad argument. */
+int simgpuSetCopyBandwidth(int memcpy_kind, int pinned, double bytes_per_second);
+
+/* Device memory capacity in bytes for every simulated device; allocations past it fail with
+ * cudaErrorMemoryAllocation. Returns 0, or -1 if `bytes` is below what is allocated now. */
+int simgpuSetMemoryCapacity(size_t bytes);
+
+/* The clock every simgpu timestamp (truth file, device timeline) is on: CLOCK_MONOTONIC, ns. */
+uint64_t simgpuNowNs(void);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+#endif  /* GPUSTALL_TESTS_SIMGPU_SIMGPU_H_ */

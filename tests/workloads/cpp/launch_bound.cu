@@ -1,0 +1,72 @@
+// launch_bound — a step is hundreds of tiny unfused elementwise kernels (1.5–2.5 us each on the
+// device) launched back to back from launch_tiny_kernels(). Each launch costs the host more (simgpu
+// models ~5 us per launch) than the kernel runs, so the GPU drains its queue and waits for the
+// next launch: the host launch path is the bottleneck.
+//
+// Each step: --kernels launches cycling bias_add, relu_inplace, scale_inplace, residual_add on
+// one stream. No synchronisation until the end.
+//
+// Expected verdict: GPU utilisation ~ 2 us / (launch cost ~5-6 us) ~ 35%; the idle time is
+// launch overhead (gaps between kernels, host inside cudaLaunchKernel) in launch_tiny_kernels().
+#include <cuda_runtime.h>
+
+#include "model_kernels.cuh"
+#include "workload.h"
+
+GSW_SIMULATED_KERNEL_DURATIONS(
+    "bias_add=2us,relu_inplace=1500ns,scale_inplace=2500ns,residual_add=2us")
+
+// PLANTED: one launch per tiny op; the launches cannot outrun the device.
+GSW_PLANTED void launch_tiny_kernels(float* x, const float* y, int n, long count,
+                                     cudaStream_t stream) {
+  const dim3 grid = gsw::GridFor(n);
+  for (long i = 0; i < count; ++i) {
+    switch (i % 4) {
+      case 0: bias_add<<<grid, gsw::kBlock, 0, stream>>>(x, 0.1f, n); break;
+      case 1: relu_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, n); break;
+      case 2: scale_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, 0.99f, n); break;
+      default: residual_add<<<grid, gsw::kBlock, 0, stream>>>(x, y, n); break;
+    }
+  }
+  GSW_CHECK(cudaGetLastError());
+}
+
+int main(int argc, char** argv) {
+  long steps = 100, kernels = 200, width = 4096;
+  gsw::Flags flags("workload_launch_bound",
+                   "A training loop of many tiny kernels, bound by the host launch cost "
+                   "(launch_tiny_kernels).");
+  flags.Add("steps", &steps, "training steps");
+  flags.Add("kernels", &kernels, "tiny kernel launches per step");
+  flags.Add("width", &width, "elements per tiny kernel");
+  flags.Parse(argc, argv);
+
+  const int n = static_cast<int>(width);
+  float *x, *y;
+  GSW_CHECK(cudaMalloc(&x, n * sizeof(float)));
+  GSW_CHECK(cudaMalloc(&y, n * sizeof(float)));
+  GSW_CHECK(cudaMemset(x, 0, n * sizeof(float)));
+  GSW_CHECK(cudaMemset(y, 0, n * sizeof(float)));
+  cudaStream_t stream;
+  GSW_CHECK(cudaStreamCreate(&stream));
+  GSW_CHECK(cudaDeviceSynchronize());
+
+  const uint64_t start = gsw::NowNs();
+  for (long step = 0; step < steps; ++step) launch_tiny_kernels(x, y, n, kernels, stream);
+  const uint64_t launched = gsw::NowNs();
+  GSW_CHECK(cudaStreamSynchronize(stream));
+  const uint64_t end = gsw::NowNs();
+
+  GSW_CHECK(cudaStreamDestroy(stream));
+  GSW_CHECK(cudaFree(x));
+  GSW_CHECK(cudaFree(y));
+  gsw::Summary("launch_bound")
+      .Add("steps", steps)
+      .Add("wall_ms", gsw::MsBetween(start, end))
+      .Add("kernels", steps * kernels)
+      .Add("host_us_per_launch", static_cast<double>(launched - start) / 1e3 /
+                                     static_cast<double>(steps * kernels > 0 ? steps * kernels : 1))
+      .Add("gpu_us_per_kernel", 2.0)
+      .Print();
+  return 0;
+}

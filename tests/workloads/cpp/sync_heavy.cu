@@ -1,0 +1,75 @@
+// sync_heavy — every step reads the loss back with a blocking 4-byte cudaMemcpy (like PyTorch's
+// loss.item()) in read_loss(), then does host work in log_metrics() that could have overlapped
+// the next step's GPU work but cannot, because the host only submits that step afterwards.
+//
+// Each step: 7 kernels (layers=2: 3 ms of device time) on the legacy default stream, read_loss()
+// (waits for them), log_metrics() (default 7 ms of real CPU work).
+//
+// Expected verdict: GPU utilisation ~ 3 / (3 + 7) ~ 30%; the idle time is host work in
+// log_metrics() that began when the synchronisation in read_loss() returned ("after sync").
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "mlp.cuh"
+#include "workload.h"
+
+GSW_SIMULATED_KERNEL_DURATIONS(GSW_MLP_SIMULATED_DURATIONS)
+
+// PLANTED: a blocking device-to-host read of one float after every step.
+GSW_PLANTED float read_loss(const float* device_loss) {
+  float loss = 0.0f;
+  GSW_CHECK(cudaMemcpy(&loss, device_loss, sizeof loss, cudaMemcpyDeviceToHost));
+  return loss;
+}
+
+// PLANTED: metrics computed on the host while the GPU has nothing queued.
+GSW_PLANTED float log_metrics(long step, float loss, std::vector<float>* history, double log_ms) {
+  history->push_back(loss + static_cast<float>(step));
+  return gsw::CpuWork(history->data(), history->size(), log_ms);
+}
+
+int main(int argc, char** argv) {
+  long steps = 60, layers = 2, width_kib = 1024;
+  double log_ms = 7.0;
+  gsw::Flags flags("workload_sync_heavy",
+                   "A training loop that synchronises on the loss every step (read_loss) and "
+                   "then does host work (log_metrics).");
+  flags.Add("steps", &steps, "training steps");
+  flags.Add("log-ms", &log_ms, "host CPU time of log_metrics() per step");
+  flags.Add("layers", &layers, "model layers; one step is (layers+1) ms of device time");
+  flags.Add("width-kib", &width_kib, "activation size per layer in KiB");
+  flags.Parse(argc, argv);
+
+  gsw::Mlp model(static_cast<int>(layers), static_cast<int>(width_kib * 1024 / sizeof(float)));
+  std::vector<float> history;
+  history.reserve(static_cast<size_t>(steps) + 1);
+  GSW_CHECK(cudaDeviceSynchronize());  // set-up done: the loop starts from an idle device
+
+  const uint64_t start = gsw::NowNs();
+  uint64_t read_ns = 0, log_ns = 0;
+  float last_loss = 0.0f, checksum = 0.0f;
+  for (long step = 0; step < steps; ++step) {
+    model.EnqueueStep(/*stream=*/0);
+    const uint64_t t0 = gsw::NowNs();
+    last_loss = read_loss(model.loss());
+    const uint64_t t1 = gsw::NowNs();
+    checksum += log_metrics(step, last_loss, &history, log_ms);
+    read_ns += t1 - t0;
+    log_ns += gsw::NowNs() - t1;
+  }
+  GSW_CHECK(cudaDeviceSynchronize());
+  const uint64_t end = gsw::NowNs();
+
+  gsw::Summary("sync_heavy")
+      .Add("steps", steps)
+      .Add("wall_ms", gsw::MsBetween(start, end))
+      .Add("read_loss_ms", static_cast<double>(read_ns) / 1e6)
+      .Add("log_metrics_ms", static_cast<double>(log_ns) / 1e6)
+      .Add("gpu_ms_per_step", gsw::MlpStepMs(static_cast<int>(layers)))
+      .Add("kernels", steps * gsw::MlpKernelsPerStep(static_cast<int>(layers)))
+      .Add("loss", static_cast<double>(last_loss))
+      .Add("checksum", static_cast<double>(checksum))
+      .Print();
+  return 0;
+}
