@@ -68,9 +68,15 @@ struct AgentParts {
   pthread_t thread{};
 };
 
-// The calling threads' Python frames (agent/python). Static storage, constant-initialised and
+// The calling threads' Python frames (agent/python). Static storage, constant-initialised (no
+// constructor runs, so no initialisation-order question with other libraries' constructors) and
 // trivially destructible: it is never torn down (captures may race with exit), and a forked
 // child inherits it as it is (Activate is idempotent; nothing to reset).
+#if defined(__clang__)
+[[clang::require_constant_initialization]]
+#elif defined(__GNUC__) && __GNUC__ >= 10
+__constinit
+#endif
 PythonStackReader g_python;
 static_assert(std::is_trivially_destructible_v<PythonStackReader>,
               "the Python reader must survive exit without a destructor");

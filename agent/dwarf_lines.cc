@@ -253,6 +253,11 @@ bool DwarfLineTable::LoadUnit(const uint8_t*& cursor, const uint8_t* section_end
         const uint8_t sub = static_cast<uint8_t>(p.Fixed(1));
         if (sub == kLneEndSequence) {
           emit(true);
+          // Rows at the end address cover nothing (g++ emits one before the end_sequence). Kept,
+          // they would sort after this sequence's end and claim the next function's addresses
+          // (seen: _start resolved to basic_string.h:795 from the function before it).
+          while (sequence.size() >= 2 && sequence[sequence.size() - 2].address >= sequence.back().address)
+            sequence.erase(sequence.end() - 2);
           // Sequences at 0 belong to functions the linker discarded; they would shadow real code.
           if (!sequence.empty() && sequence.front().address != 0)
             rows_.insert(rows_.end(), sequence.begin(), sequence.end());

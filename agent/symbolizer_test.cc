@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
+#include "agent/dwarf_lines.h"
 #include "agent/module_map.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -83,6 +85,44 @@ TEST(SymbolizerTest, NamesAFunctionOfTheTestBinaryWithFileAndLine) {
   EXPECT_GT(info.function_offset, 0u);
   EXPECT_THAT(info.file, EndsWith("agent/symbolizer_test.cc"));
   EXPECT_EQ(info.line, static_cast<uint32_t>(line));
+}
+
+// g++ can emit a row AT a sequence's end address, just before the end_sequence. That row covers
+// nothing; kept, it sorted after the end marker and lent its file:line to the code that follows
+// (seen: _start, which has no debug info, resolved to basic_string.h:795).
+TEST(DwarfLineTableTest, RowAtTheEndAddressCoversNothing) {
+  const uint8_t program[] = {
+      // DWARF 4 line program header (after unit_length): version, header_length, then fields.
+      4, 0,                                     // version 4
+      0, 0, 0, 0,                               // header_length (patched below)
+      1, 1, 1,                                  // min_inst_length, max_ops, default_is_stmt
+      static_cast<uint8_t>(-5), 14, 13,         // line_base, line_range, opcode_base
+      0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1,       // standard_opcode_lengths
+      0,                                        // include_directories: none
+      'a', '.', 'c', 0, 0, 0, 0,                // file 1: "a.c", dir 0, mtime 0, length 0
+      0,                                        // end of file_names
+      // program
+      0, 9, 2, 0x00, 0x10, 0, 0, 0, 0, 0, 0,    // DW_LNE_set_address 0x1000
+      3, 9,                                     // advance_line +9 -> 10
+      1,                                        // copy: row (0x1000, 10)
+      2, 0x10,                                  // advance_pc 16
+      3, 1,                                     // advance_line +1 -> 11
+      1,                                        // copy: row (0x1010, 11) at the end address
+      0, 1, 1,                                  // DW_LNE_end_sequence at 0x1010
+  };
+  std::vector<uint8_t> unit(4 + sizeof(program));
+  const uint32_t unit_length = sizeof(program);
+  memcpy(unit.data(), &unit_length, 4);
+  memcpy(unit.data() + 4, program, sizeof(program));
+  const uint32_t header_length = 6 + 12 + 1 + 7 + 1;  // bytes after header_length up to the program
+  memcpy(unit.data() + 4 + 2, &header_length, 4);
+  DwarfLineTable table;
+  table.Load(Span{unit.data(), unit.size()}, Span{}, Span{});
+  const DwarfLineTable::Row* inside = table.Find(0x1004);
+  ASSERT_NE(inside, nullptr);
+  EXPECT_EQ(inside->line, 10u);
+  EXPECT_EQ(table.file(inside->file_index), "a.c");
+  EXPECT_EQ(table.Find(0x1014), nullptr) << "code after the sequence got line " << table.Find(0x1014)->line;
 }
 
 TEST(SymbolizerTest, ReadsDwarf4LineTables) {

@@ -4,7 +4,9 @@
 //
 // Cases: an empty virtual call (the floor), a record without a stack, and a record with a
 // 30-frame native stack captured with libunwind (GS_STACKS=unwind) and with the frame-pointer
-// walker (GS_STACKS=fp). Each iteration records a batch of kBatch calls (timed), then drains the
+// walker (GS_STACKS=fp); the *NotPython variants attach an activated PythonStackReader, as the
+// agent does in every process (this one is not CPython: the reader is off, and must cost
+// nothing measurable). Each iteration records a batch of kBatch calls (timed), then drains the
 // ring with the timer paused, as the writer thread would, so no record is dropped ("dropped"
 // must be 0). `per_call` is the figure to read: CPU time per recorded call.
 #include <benchmark/benchmark.h>
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "agent/ring_pool.h"
+#include "agent/python/python_stacks.h"
 #include "agent/ring_recorder.h"
 #include "agent/stack_capture.h"
 
@@ -33,11 +36,11 @@ constexpr int kBatch = 256;
 // A recorder with its pool; Drain() stands in for the writer thread.
 class Rig {
  public:
-  Rig(StackMode mode, int depth) {
+  Rig(StackMode mode, int depth, PythonStackReader* python = nullptr) {
     pool_.Init(56u << 20);
     std::string note;
     stacks_.Init(mode, &note);
-    recorder_ = std::make_unique<RingRecorder>(&pool_, &stacks_, depth, 1024);
+    recorder_ = std::make_unique<RingRecorder>(&pool_, &stacks_, depth, 1024, python);
   }
   RingRecorder* recorder() { return recorder_.get(); }
   void Drain() {
@@ -116,8 +119,22 @@ void BM_RecordDisabled(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordDisabled);
 
-void RecordStack30(benchmark::State& state, StackMode mode) {
-  Rig rig(mode, 30);
+// Activated once, as the agent does; in this (non-Python) process it ends up kNotPython.
+PythonStackReader* NotPythonReader() {
+  static PythonStackReader reader;
+  reader.Activate();
+  return &reader;
+}
+
+void BM_RecordNoStackNotPython(benchmark::State& state) {
+  Rig rig(StackMode::kNone, 32, NotPythonReader());
+  Loop(state, rig.recorder(), true, &rig);
+  state.counters["dropped"] = static_cast<double>(rig.dropped());
+}
+BENCHMARK(BM_RecordNoStackNotPython);
+
+void RecordStack30(benchmark::State& state, StackMode mode, PythonStackReader* python = nullptr) {
+  Rig rig(mode, 30, python);
   AtDepth(32, state, rig.recorder(), &rig);
   state.counters["frames"] = rig.last_count();
   state.counters["dropped"] = static_cast<double>(rig.dropped());
@@ -126,6 +143,14 @@ void BM_RecordStack30Unwind(benchmark::State& state) { RecordStack30(state, Stac
 void BM_RecordStack30FramePointer(benchmark::State& state) { RecordStack30(state, StackMode::kFramePointer); }
 BENCHMARK(BM_RecordStack30Unwind);
 BENCHMARK(BM_RecordStack30FramePointer);
+void BM_RecordStack30UnwindNotPython(benchmark::State& state) {
+  RecordStack30(state, StackMode::kUnwind, NotPythonReader());
+}
+void BM_RecordStack30FramePointerNotPython(benchmark::State& state) {
+  RecordStack30(state, StackMode::kFramePointer, NotPythonReader());
+}
+BENCHMARK(BM_RecordStack30UnwindNotPython);
+BENCHMARK(BM_RecordStack30FramePointerNotPython);
 
 }  // namespace
 }  // namespace gs

@@ -50,7 +50,8 @@ struct CauseShare {
 // A call site: the leaf-most frame of a stack (or the API name when there is no stack).
 struct Site {
   std::string api;                // the API call, e.g. "cudaLaunchKernel"
-  FrameInfo frame;                // first frame outside the CUDA runtime/agent when known
+  FrameInfo frame;                // first frame outside the CUDA runtime, agent and bindings
+  std::vector<FrameInfo> callers; // the frames that called `frame`, innermost first (a few)
   TimeNs idle_ns = 0;
   uint64_t count = 0;
   double share = 0;

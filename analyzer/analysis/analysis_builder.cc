@@ -32,10 +32,14 @@ TimeNs Sum(const CauseNs& c) {
 std::vector<Site> MergeSites(const std::vector<Site>& all, TimeNs total, size_t limit) {
   std::map<std::string, Site> merged;
   for (const Site& s : all) {
-    Site& m = merged[absl::StrCat(s.api, "\x1d", FrameKey(s.frame))];
+    // Callers are part of a site: one wrapper called from two places is two sites.
+    std::string key = absl::StrCat(s.api, "\x1d", FrameKey(s.frame));
+    for (const FrameInfo& c : s.callers) absl::StrAppend(&key, "\x1d", FrameKey(c));
+    Site& m = merged[key];
     if (m.count == 0) {
       m.api = s.api;
       m.frame = s.frame;
+      m.callers = s.callers;
     }
     m.idle_ns += s.idle_ns;
     m.count += s.count;

@@ -19,7 +19,38 @@ bool IsRuntimeFrame(const FrameInfo& f) {
   return absl::StartsWith(f.function, "gs::") || absl::StartsWith(f.function, "cuda") ||
          absl::StartsWith(f.function, "__cuda");
 }
+
+// The native frames between a Python call and the C function it reaches: libffi and ctypes (a
+// ctypes binding), the interpreter (libpython, or a statically linked python executable).
+// Without this, every Python program's sites read "libffi.so.8+0x6f7a".
+bool IsLanguageGlueFrame(const FrameInfo& f) {
+  if (f.module.empty()) return false;  // Python frames have no module
+  const absl::string_view module = f.module;
+  const size_t slash = module.rfind('/');
+  const absl::string_view base = slash == absl::string_view::npos ? module : module.substr(slash + 1);
+  if (absl::StartsWith(base, "libffi") || absl::StartsWith(base, "_ctypes") ||
+      absl::StartsWith(base, "libpython") || absl::StartsWith(base, "_cffi_backend"))
+    return true;
+  // The interpreter executable: python, python3, python3.12, python3.13t ...
+  return absl::StartsWith(base, "python") && base.find(".so") == absl::string_view::npos;
+}
+
+// Installed packages (Python files and native extension modules: torch's Python layer and
+// libtorch_cuda.so, cuda-python, ...) and Python's standard library. The user's own code is not
+// installed there; the frame that matters to them is the first one outside.
+bool IsInstalledPackageFrame(const FrameInfo& f) {
+  const absl::string_view path = f.module.empty() ? absl::string_view(f.file) : absl::string_view(f.module);
+  if (path.empty()) return false;
+  if (absl::StrContains(path, "/site-packages/") || absl::StrContains(path, "/dist-packages/")) return true;
+  if (!f.module.empty()) return false;
+  // Python source of the standard library: .../lib/python3.N/<module>.py, and frozen modules.
+  return absl::StartsWith(path, "<frozen ") || absl::StrContains(path, "/lib/python3.");
+}
 }  // namespace
+
+bool IsLibraryFrame(const FrameInfo& f) {
+  return IsRuntimeFrame(f) || IsLanguageGlueFrame(f) || IsInstalledPackageFrame(f);
+}
 
 std::vector<HistogramBucket> IdleHistogramBuckets() {
   return {{"<10µs", 0, 10'000, 0, 0},
@@ -31,10 +62,14 @@ std::vector<HistogramBucket> IdleHistogramBuckets() {
           {">=1s", 1'000'000'000, 0, 0, 0}};
 }
 
+size_t SiteFrameIndex(const std::vector<FrameInfo>& frames) {
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (!IsLibraryFrame(frames[i])) return i;
+  return 0;
+}
+
 FrameInfo SiteFrame(const std::vector<FrameInfo>& frames) {
-  for (const FrameInfo& f : frames)
-    if (!IsRuntimeFrame(f)) return f;
-  return frames.empty() ? FrameInfo{} : frames.front();
+  return frames.empty() ? FrameInfo{} : frames[SiteFrameIndex(frames)];
 }
 
 TraceAnalyzer::TraceAnalyzer(const AnalysisOptions& options, const TraceTables& tables)
@@ -335,7 +370,16 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
     for (const auto& [key, acc] : from) {
       Site s;
       s.api = tables_.FunctionName(acc.function);
-      if (!(key & kFunctionKeyBit) && key != 0) s.frame = SiteFrame(tables_.ResolveStack(static_cast<uint32_t>(key)));
+      if (!(key & kFunctionKeyBit) && key != 0) {
+        // The site and a few of its callers: "after sync at cudaMemcpy in Runtime.call ←
+        // Runtime.memcpy ← read_loss" names the user's function even behind a thin wrapper.
+        const std::vector<FrameInfo> frames = tables_.ResolveStack(static_cast<uint32_t>(key));
+        const size_t at = SiteFrameIndex(frames);
+        if (at < frames.size()) s.frame = frames[at];
+        constexpr size_t kSiteCallers = 4;
+        for (size_t i = at + 1; i < frames.size() && s.callers.size() < kSiteCallers; ++i)
+          s.callers.push_back(frames[i]);
+      }
       s.idle_ns = acc.ns;
       s.count = acc.count;
       to->push_back(std::move(s));

@@ -147,6 +147,13 @@ std::vector<HistogramBucket> IdleHistogramBuckets();
 // The frame a site is shown by: the first frame (from the leaf) outside the CUDA runtime, CUPTI,
 // the driver and the agent; the leaf when all are. Empty when `frames` is.
 FrameInfo SiteFrame(const std::vector<FrameInfo>& frames);
+// Index of SiteFrame's frame in `frames` (0 when every frame is library code, or none).
+size_t SiteFrameIndex(const std::vector<FrameInfo>& frames);
+// True for frames that are the machinery between the user's code and the GPU: the CUDA runtime
+// and libraries, the agent, language glue (libffi, ctypes, the interpreter's own native frames),
+// installed packages (site-packages, dist-packages: Python files and native extension modules
+// such as libtorch_cuda.so) and Python's standard library.
+bool IsLibraryFrame(const FrameInfo& frame);
 
 }  // namespace gs::analyzer
 

@@ -194,3 +194,58 @@ TEST(TraceAnalyzerTest, MemoryIsBoundedByTheWindowNotTheTraceLength) {
 
 }  // namespace
 }  // namespace gs::analyzer
+
+namespace gs::analyzer {
+namespace {
+
+FrameInfo Native(const std::string& function, const std::string& module) {
+  return FrameInfo{function, "", 0, module};
+}
+FrameInfo Py(const std::string& function, const std::string& file, uint32_t line) {
+  return FrameInfo{function, file, line, ""};
+}
+
+// A ctypes program: the sync site must be the first Python frame, not libffi or the interpreter.
+TEST(SiteFrameTest, SkipsLanguageGlueToReachPythonCode) {
+  const std::vector<FrameInfo> stack = {
+      Native("cudaMemcpy", "/opt/simgpu/libcudart.so.13"),
+      Native("libffi.so.8+0x6f7a", "/usr/lib/x86_64-linux-gnu/libffi.so.8"),
+      Native("ffi_call", "/usr/lib/x86_64-linux-gnu/libffi.so.8"),
+      Native("_ctypes_callproc", "/usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so"),
+      Native("_PyEval_EvalFrameDefault", "/root/.pyenv/versions/3.12.1/bin/python3.12"),
+      Py("Runtime.call", "/work/app/cudart.py", 245),
+      Py("Runtime.memcpy", "/work/app/cudart.py", 120),
+      Py("read_loss", "/work/app/train.py", 42),
+      Py("main", "/work/app/train.py", 80),
+      Py("<module>", "/work/app/train.py", 99)};
+  EXPECT_EQ(SiteFrame(stack).function, "Runtime.call");
+  EXPECT_EQ(SiteFrameIndex(stack), 5u);
+}
+
+// PyTorch-like: the framework's Python layer lives in site-packages; the site is the user's line.
+TEST(SiteFrameTest, SkipsInstalledPackagesAndTheStandardLibrary) {
+  const std::vector<FrameInfo> stack = {
+      Native("cudaStreamSynchronize", "/usr/lib/libcudart.so.13"),
+      Native("at::cuda::stream_synchronize", "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"),
+      Native("_PyEval_EvalFrameDefault", "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0"),
+      Py("synchronize", "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py", 985),
+      Py("wrapper", "/usr/lib/python3.12/contextlib.py", 81),
+      Py("train_step", "/home/me/train.py", 17)};
+  EXPECT_EQ(SiteFrame(stack).function, "train_step");
+  EXPECT_EQ(SiteFrameIndex(stack), 5u);
+  // All library code: the first frame stands (never an empty site).
+  const std::vector<FrameInfo> library_only(stack.begin(), stack.begin() + 5);
+  EXPECT_EQ(SiteFrame(library_only).function, "cudaStreamSynchronize");
+}
+
+TEST(SiteFrameTest, NativeProgramsKeepTheirFirstOwnFrame) {
+  const std::vector<FrameInfo> stack = {Native("cudaMemcpy", "/usr/lib/libcudart.so.13"),
+                                        FrameInfo{"read_loss", "sync_heavy.cu", 30, "/w/workload"},
+                                        FrameInfo{"main", "sync_heavy.cu", 70, "/w/workload"}};
+  EXPECT_EQ(SiteFrame(stack).function, "read_loss");
+  EXPECT_FALSE(IsLibraryFrame(stack[1]));
+  EXPECT_TRUE(IsLibraryFrame(stack[0]));
+}
+
+}  // namespace
+}  // namespace gs::analyzer

@@ -12,6 +12,8 @@ std::string Usage() {
   return absl::StrCat(
       "usage: gsanalyze report TRACE... [--json | --format FORMAT] [--fail-under UTIL] [--width N]\n"
       "       gsanalyze dump TRACE\n"
+      "       gsanalyze export [--chrome OUT.json] [--collapsed OUT.txt] TRACE\n"
+      "       gsanalyze diff BEFORE AFTER [--json]   (several traces: BEFORE... -- AFTER...)\n"
       "\n"
       "report   why the GPU was idle and which host code owns it (data loss first)\n"
       "         --json            the documented JSON schema (analyzer/JSON.md)\n"
@@ -19,6 +21,9 @@ std::string Usage() {
       "         --fail-under UTIL exit 1 if steady-state GPU-Util is below UTIL (0.8, 80 or 80%)\n"
       "         --width N         terminal columns (default: $COLUMNS, the terminal, or 100)\n"
       "dump     every record of a trace as text\n"
+      "export   --chrome: Chrome trace-event JSON (Perfetto UI, chrome://tracing);\n"
+      "         --collapsed: idle ns by host stack, folded (flamegraph.pl, speedscope)\n"
+      "diff     utilisation, idle by cause and the stacks whose idle grew or shrank, before -> after\n"
       "\n"
       "exit codes: 0 ok, 1 below --fail-under, 2 bad input (usage, not a trace, newer version,\n"
       "unreadable); a cut trace is analysed up to its last complete chunk, with a warning.\n");
@@ -38,16 +43,22 @@ absl::StatusOr<double> ParseUtilization(const std::string& text) {
 
 absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
   CliArgs out;
-  if (args.empty()) return absl::InvalidArgumentError("missing subcommand (report or dump)");
+  if (args.empty()) return absl::InvalidArgumentError("missing subcommand (report, dump, export or diff)");
   const std::string& sub = args[0];
   if (sub == "help" || sub == "--help" || sub == "-h") return out;
   if (sub == "report") {
     out.command = Subcommand::kReport;
   } else if (sub == "dump") {
     out.command = Subcommand::kDump;
+  } else if (sub == "export") {
+    out.command = Subcommand::kExport;
+  } else if (sub == "diff") {
+    out.command = Subcommand::kDiff;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown subcommand '", sub, "' (report or dump)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown subcommand '", sub, "' (report, dump, export or diff)"));
   }
+  bool after_separator = false;  // diff: "--" seen
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     // --name=value or --name value
@@ -66,7 +77,14 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
       out.command = Subcommand::kHelp;
       return out;
     }
-    if (out.command == Subcommand::kReport && a == "--json") {
+    if (out.command == Subcommand::kDiff && a == "--") {
+      if (after_separator) return absl::InvalidArgumentError("diff: '--' given twice");
+      after_separator = true;
+    } else if (out.command == Subcommand::kExport && is("--chrome")) {
+      if (absl::Status s = value("--chrome", &out.chrome_out); !s.ok()) return s;
+    } else if (out.command == Subcommand::kExport && is("--collapsed")) {
+      if (absl::Status s = value("--collapsed", &out.collapsed_out); !s.ok()) return s;
+    } else if ((out.command == Subcommand::kReport || out.command == Subcommand::kDiff) && a == "--json") {
       out.format = "json";
     } else if (out.command == Subcommand::kReport && is("--format")) {
       std::string v;
@@ -89,8 +107,24 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
     } else if (absl::StartsWith(a, "-") && a != "-") {
       return absl::InvalidArgumentError(absl::StrCat("unknown option '", a, "' for ", sub));
     } else {
-      out.traces.push_back(a);
+      (after_separator ? out.after_traces : out.traces).push_back(a);
     }
+  }
+  if (out.command == Subcommand::kDiff) {
+    if (!after_separator) {
+      if (out.traces.size() != 2)
+        return absl::InvalidArgumentError("diff: give BEFORE and AFTER (or BEFORE... -- AFTER...)");
+      out.after_traces.push_back(out.traces.back());
+      out.traces.pop_back();
+    } else if (out.traces.empty() || out.after_traces.empty()) {
+      return absl::InvalidArgumentError("diff: traces needed on both sides of '--'");
+    }
+    return out;
+  }
+  if (out.command == Subcommand::kExport) {
+    if (out.chrome_out.empty() && out.collapsed_out.empty())
+      return absl::InvalidArgumentError("export: give --chrome OUT.json and/or --collapsed OUT.txt");
+    if (out.traces.size() != 1) return absl::InvalidArgumentError("export: exactly one trace file");
   }
   if (out.traces.empty()) return absl::InvalidArgumentError(absl::StrCat(sub, ": no trace file given"));
   if (out.command == Subcommand::kDump && out.traces.size() != 1)

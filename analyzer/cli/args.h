@@ -2,6 +2,8 @@
 //
 //   gsanalyze report TRACE... [--json] [--format text|json] [--fail-under UTIL] [--width N]
 //   gsanalyze dump TRACE
+//   gsanalyze export [--chrome OUT.json] [--collapsed OUT.txt] TRACE
+//   gsanalyze diff BEFORE AFTER [--json]      (or BEFORE... -- AFTER... for several traces)
 //   gsanalyze help | --help
 //
 // Hand-parsed rather than absl::flags: subcommands with positional arguments, and a parser that
@@ -24,11 +26,14 @@ enum ExitCode : int {
   kExitBadInput = 2,        // bad usage, not a trace, newer schema, unreadable
 };
 
-enum class Subcommand { kHelp, kReport, kDump };
+enum class Subcommand { kHelp, kReport, kDump, kExport, kDiff };
 
 struct CliArgs {
   Subcommand command = Subcommand::kHelp;
-  std::vector<std::string> traces;
+  std::vector<std::string> traces;        // diff: the BEFORE traces
+  std::vector<std::string> after_traces;  // diff: the AFTER traces
+  std::string chrome_out;                 // export --chrome
+  std::string collapsed_out;              // export --collapsed
   std::string format = "text";          // --json is --format json
   std::optional<double> fail_under;     // a fraction 0..1
   int width = 0;                        // 0: $COLUMNS, else the terminal's, else 100

@@ -12,6 +12,8 @@ namespace gs::analyzer::cli {
 
 int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err);
 int RunDump(const CliArgs& args, std::ostream& out, std::ostream& err);
+int RunExport(const CliArgs& args, std::ostream& out, std::ostream& err);
+int RunDiff(const CliArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace gs::analyzer::cli
 

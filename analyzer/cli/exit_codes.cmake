@@ -41,3 +41,28 @@ gs_analyzer_cli_case(bad_threshold            2     report --fail-under lots sta
 gs_analyzer_cli_case(help                     0     --help MATCH "usage: gsanalyze.*exit=0")
 gs_analyzer_cli_case(dump_ok                  0     dump starved.gstrace MATCH "cudaLaunchKernel.*exit=0")
 gs_analyzer_cli_case(dump_not_a_trace         2     dump not_a_trace.txt)
+
+# export and diff (analyzer/export/).
+gs_analyzer_cli_case(export_chrome_ok         0     export --chrome out.chrome.json starved.gstrace MATCH "wrote out.chrome.json: .*flows, 35 idle intervals.*exit=0")
+gs_analyzer_cli_case(export_collapsed_ok      0     export --collapsed out.folded.txt starved.gstrace MATCH "wrote out.folded.txt: 3 stacks.*exit=0")
+gs_analyzer_cli_case(export_truncated_warns   0     export --collapsed out.cut.txt truncated.gstrace MATCH "warning: .*cut.*exit=0")
+gs_analyzer_cli_case(export_no_output         2     export starved.gstrace)
+gs_analyzer_cli_case(export_not_a_trace       2     export --chrome out.bad.json not_a_trace.txt)
+gs_analyzer_cli_case(export_missing_file      2     export --collapsed out.bad.txt does_not_exist.gstrace)
+gs_analyzer_cli_case(export_two_traces        2     export --chrome out.two.json starved.gstrace healthy.gstrace)
+gs_analyzer_cli_case(export_newer_schema      2     export --chrome out.newer.json newer.gstrace)
+gs_analyzer_cli_case(diff_ok                  0     diff healthy.gstrace starved.gstrace MATCH "Idle by cause.*grew most.*load_batch.*exit=0")
+gs_analyzer_cli_case(diff_json_ok             0     diff --json healthy.gstrace starved.gstrace MATCH "\"stacks_grew\".*exit=0")
+gs_analyzer_cli_case(diff_several             0     diff starved.gstrace truncated.gstrace -- healthy.gstrace MATCH "exit=0")
+gs_analyzer_cli_case(diff_one_trace           2     diff starved.gstrace)
+gs_analyzer_cli_case(diff_bad_after           2     diff starved.gstrace not_a_trace.txt)
+gs_analyzer_cli_case(diff_empty_side          2     diff starved.gstrace --)
+
+# The exported file read by Python's json module (an independent parser), as a viewer would.
+find_program(GS_ANALYZER_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(GS_ANALYZER_PYTHON3)
+  add_test(NAME analyzer.export.chrome_json_loads
+           COMMAND sh -c "cd '${GS_ANALYZER_CLI_DIR}' && '$<TARGET_FILE:gsanalyze>' export --chrome py.chrome.json starved.gstrace && '${GS_ANALYZER_PYTHON3}' '${CMAKE_CURRENT_SOURCE_DIR}/export/check_chrome_trace.py' py.chrome.json")
+  set_tests_properties(analyzer.export.chrome_json_loads PROPERTIES FIXTURES_REQUIRED analyzer_cli_traces
+                       PASS_REGULAR_EXPRESSION "ok: [0-9]+ events, [0-9]+ flows")
+endif()

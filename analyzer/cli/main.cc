@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
       return RunReport(*parsed, std::cout, std::cerr);
     case Subcommand::kDump:
       return RunDump(*parsed, std::cout, std::cerr);
+    case Subcommand::kExport:
+      return RunExport(*parsed, std::cout, std::cerr);
+    case Subcommand::kDiff:
+      return RunDiff(*parsed, std::cout, std::cerr);
   }
   return kExitBadInput;
 }

@@ -25,9 +25,12 @@ Json ByCause(const CauseNs& c) {
 }
 
 Json SiteJson(const Site& s) {
+  Json callers = Json::Array();
+  for (const FrameInfo& f : s.callers) callers.Push(FrameJson(f));
   return Json::Object()
       .Set("api", s.api)
       .Set("frame", FrameJson(s.frame))
+      .Set("callers", std::move(callers))
       .Set("idle_ns", s.idle_ns)
       .Set("count", s.count)
       .Set("share", s.share);

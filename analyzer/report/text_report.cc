@@ -258,9 +258,13 @@ void Sites(const Analysis& a, const ReportOptions& o, Writer* w) {
     w->Section(absl::StrCat("After sync: ", FormatDuration(in.after_sync_idle_ns), " (",
                             FormatPercent(a.steady_idle_ns ? double(in.after_sync_idle_ns) / a.steady_idle_ns : 0),
                             " of idle) in ", in.after_sync_count, " gaps began as a synchronisation returned"));
-    for (const Site& s : in.after_sync_sites)
+    for (const Site& s : in.after_sync_sites) {
+      std::string where = s.frame.function.empty() ? "" : absl::StrCat(" in ", FrameText(s.frame));
+      // Two callers are enough to see past a thin wrapper (the full list is in the JSON).
+      for (size_t i = 0; i < s.callers.size() && i < 2; ++i) absl::StrAppend(&where, " ← ", s.callers[i].function);
       w->Line(absl::StrFormat("  %6s %s %6d× after sync at %s%s", FormatPercent(s.share), R(FormatDuration(s.idle_ns), 9),
-                              s.count, s.api, s.frame.function.empty() ? "" : absl::StrCat(" in ", FrameText(s.frame))));
+                              s.count, s.api, where));
+    }
   }
   if (in.count > 0) {
     w->Section("Idle gap lengths");

@@ -2,11 +2,12 @@
 (pure-Python CPU work, default 20 ms) and the step's GPU work is shorter (default 5 ms), so the GPU
 idles waiting for input.
 
-Each step: load_batch() augments the batch and writes it into a pinned staging buffer, an async
-H2D copy moves it to the device, and the step's 11 kernels are launched on the same stream. No
-synchronisation per step.
+Each step: load_batch() is the common "prepare and upload" loader: it augments the batch, writes
+it into a pinned staging buffer and enqueues the async H2D copy of it to the device; then the step's
+11 kernels are launched on the same stream. No synchronisation per step.
 
-Expected verdict: GPU utilisation ~ 5/20 ~ 25%; the idle time is host CPU work in load_batch().
+Expected verdict: GPU utilisation ~ 5/20 ~ 25%; the idle time is host CPU work in load_batch()
+(the GPU waits for the next copy, submitted late from inside load_batch()).
 Run: LD_LIBRARY_PATH=<build>/simgpu/lib python3 data_starved.py [--steps N] [--load-ms MS]
 """
 
@@ -18,10 +19,13 @@ import cudart
 import workload
 
 
-def load_batch(samples, pinned, nbytes, load_ms):
-    """PLANTED: the data pipeline runs on the training thread and is slower than the GPU step."""
+def load_batch(rt, samples, pinned, nbytes, load_ms, device_input, stream):
+    """PLANTED: the data pipeline runs on the training thread and is slower than the GPU step. It
+    prepares the batch in pinned memory and enqueues its upload, so the copy call (the one that
+    ends each idle gap) is made from this function."""
     checksum = workload.cpu_work(samples, load_ms)
     ctypes.memmove(pinned, cudart.address_of(samples), nbytes)
+    rt.memcpy_async(device_input, pinned, nbytes, cudart.HOST_TO_DEVICE, stream)
     return checksum
 
 
@@ -48,9 +52,8 @@ def main(argv=None):
         if step >= 2:
             rt.event_synchronize(copied[slot])  # the copy that last read this buffer is done
         t0 = time.monotonic_ns()
-        checksum += load_batch(samples, pinned[slot], nbytes, args.load_ms)
+        checksum += load_batch(rt, samples, pinned[slot], nbytes, args.load_ms, model.input, stream)
         load_ns += time.monotonic_ns() - t0
-        rt.memcpy_async(model.input, pinned[slot], nbytes, cudart.HOST_TO_DEVICE, stream)
         rt.event_record(copied[slot], stream)
         model.enqueue_step(stream)
     rt.stream_synchronize(stream)

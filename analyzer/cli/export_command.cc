@@ -1,0 +1,60 @@
+// `gsanalyze export`: the trace as Chrome trace-event JSON and/or idle time as folded stacks.
+#include <cstdio>
+#include <fstream>
+
+#include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/analysis/units.h"
+#include "analyzer/cli/commands.h"
+#include "analyzer/export/chrome_export.h"
+#include "analyzer/export/collapsed_stacks.h"
+
+namespace gs::analyzer::cli {
+
+namespace {
+// A failed export leaves no half-written file behind (a viewer would choke on it).
+int Fail(std::ostream& err, const std::string& path, const std::string& message) {
+  err << "gsanalyze: " << message << "\n";
+  std::remove(path.c_str());
+  return kExitBadInput;
+}
+}  // namespace
+
+int RunExport(const CliArgs& args, std::ostream& out, std::ostream& err) {
+  const std::string& trace = args.traces.front();
+  if (!args.chrome_out.empty()) {
+    std::ofstream file(args.chrome_out, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      err << "gsanalyze: cannot write " << args.chrome_out << "\n";
+      return kExitBadInput;
+    }
+    absl::StatusOr<ChromeExportStats> stats = ExportChromeTrace(trace, &file);
+    file.close();
+    if (!stats.ok()) return Fail(err, args.chrome_out, std::string(stats.status().message()));
+    if (!file) return Fail(err, args.chrome_out, "write failed: " + args.chrome_out);
+    out << "wrote " << args.chrome_out << ": " << stats->events << " events (" << stats->gpu_activities
+        << " GPU activities, " << stats->api_calls << " API calls, " << stats->flows << " flows, "
+        << stats->idle_intervals << " idle intervals = " << FormatDuration(stats->idle_ns) << ", "
+        << stats->nvtx_ranges << " NVTX ranges)\n";
+  }
+  if (!args.collapsed_out.empty()) {
+    absl::StatusOr<Analysis> analysis = AnalyzeTraces({trace}, AllStacksOptions());
+    if (!analysis.ok()) {
+      err << "gsanalyze: " << analysis.status().message() << "\n";
+      return kExitBadInput;
+    }
+    for (const std::string& w : analysis->warnings) err << "gsanalyze: warning: " << w << "\n";
+    std::ofstream file(args.collapsed_out, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      err << "gsanalyze: cannot write " << args.collapsed_out << "\n";
+      return kExitBadInput;
+    }
+    TimeNs total = WriteCollapsedStacks(*analysis, &file);
+    file.close();
+    if (!file) return Fail(err, args.collapsed_out, "write failed: " + args.collapsed_out);
+    out << "wrote " << args.collapsed_out << ": " << analysis->top_stacks.size() << " stacks, "
+        << FormatDuration(total) << " of idle time\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace gs::analyzer::cli

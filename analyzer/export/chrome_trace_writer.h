@@ -1,0 +1,49 @@
+// chrome_trace_writer.h — writes the Chrome trace-event JSON format (the "JSON Object Format" of
+// Google's Trace Event Format document, which Perfetto UI and chrome://tracing load) to a stream,
+// one event at a time, so that exporting a big trace never holds its events in memory.
+//
+// Times are given in nanoseconds and written as microseconds with three decimals (exact).
+// Thread safety: none. Lifetimes: `out` outlives the writer; call Close() once at the end.
+#ifndef GPUSTALL_ANALYZER_EXPORT_CHROME_TRACE_WRITER_H_
+#define GPUSTALL_ANALYZER_EXPORT_CHROME_TRACE_WRITER_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace gs::analyzer {
+
+// `s` as a JSON string literal, quotes included.
+std::string JsonQuote(std::string_view s);
+
+class ChromeTraceWriter {
+ public:
+  explicit ChromeTraceWriter(std::ostream* out);
+
+  // ph "M": process_name / thread_name / *_sort_index.
+  void ProcessName(int64_t pid, std::string_view name);
+  void ThreadName(int64_t pid, int64_t tid, std::string_view name);
+  void ThreadSortIndex(int64_t pid, int64_t tid, int64_t index);
+  void ProcessSortIndex(int64_t pid, int64_t index);
+  // ph "X". `args_json` is "" or a JSON object literal ("{...}").
+  void Complete(int64_t pid, int64_t tid, int64_t ts_ns, int64_t dur_ns, std::string_view name,
+                std::string_view category, std::string_view args_json = "");
+  // A flow arrow from the slice enclosing (pid_s, tid_s, ts_s_ns) to the slice enclosing
+  // (pid_f, tid_f, ts_f_ns): one ph "s" and one ph "f" (bp "e") event with the same id.
+  void Flow(uint64_t id, int64_t pid_s, int64_t tid_s, int64_t ts_s_ns, int64_t pid_f, int64_t tid_f,
+            int64_t ts_f_ns, std::string_view name);
+  // Ends the array and the object. Returns false when the stream failed.
+  bool Close();
+  uint64_t events() const { return events_; }
+
+ private:
+  void Begin();  // separator before an event
+  std::ostream& out_;
+  uint64_t events_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_EXPORT_CHROME_TRACE_WRITER_H_

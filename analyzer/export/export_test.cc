@@ -1,0 +1,353 @@
+// Tests of the exports and the diff: the Chrome trace structurally and against the analysis'
+// own numbers, the folded stacks' total, and a before/after diff with a planted problem.
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/export/chrome_export.h"
+#include "analyzer/export/collapsed_stacks.h"
+#include "analyzer/export/trace_diff.h"
+#include "analyzer/report/json_value.h"
+#include "analyzer/testing/trace_files.h"
+#include "gtest/gtest.h"
+#include "proto/testing/trace_builder.h"
+
+namespace gs::analyzer {
+namespace {
+
+namespace tr = gpustall::trace;
+using gs::trace::ApiCallRecord;
+using gs::trace::GpuActivityRecord;
+using gs::trace::testing::TraceBuilder;
+
+constexpr uint64_t kUs = 1'000, kMs = 1'000'000;
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(::testing::TempDir(), "/export_test_", getpid(), "_", name);
+}
+
+// A training loop on two streams: per step `host_ms` of CPU work, then (when `pageable_copy_ms`
+// > 0, the planted problem) a copy from pageable memory whose call takes that long, then three
+// 2 ms kernels (alternating streams 7 and 9), then a stream sync.
+std::string WriteLoop(const std::string& path, int steps, uint64_t host_ms, uint64_t pageable_copy_ms) {
+  tr::TraceHeader h;
+  h.set_host_name("testhost");
+  h.set_pid(777);
+  h.mutable_capture()->set_mode(tr::CAPTURE_MODE_CUPTI);
+  h.mutable_capture()->set_native_stacks(true);
+  tr::DeviceInfo* d = h.add_devices();
+  d->set_index(0);
+  d->set_name("Simulated GPU");
+  std::string error;
+  auto b = TraceBuilder::Create(path, h, TraceBuilder::Options(), &error);
+  if (!b) return error;
+  uint32_t memcpy_fn = b->InternApiFunction("cudaMemcpy", tr::API_CLASS_MEMCPY);
+  uint32_t launch_fn = b->InternApiFunction("cudaLaunchKernel", tr::API_CLASS_LAUNCH);
+  uint32_t sync_fn = b->InternApiFunction("cudaStreamSynchronize", tr::API_CLASS_STREAM_SYNC);
+  uint32_t copy_stack = b->InternStackOfFunctions(
+      {"cudaMemcpy", "copy_batch@loop.cc:51", "load_batch@loop.cc:42", "train_step@loop.cc:80", "main@loop.cc:99"});
+  uint32_t fwd = b->InternStackOfFunctions({"cudaLaunchKernel", "forward@loop.cc:61", "train_step@loop.cc:80", "main@loop.cc:99"});
+  uint32_t sync = b->InternStackOfFunctions({"cudaStreamSynchronize", "wait@loop.cc:70", "train_step@loop.cc:80", "main@loop.cc:99"});
+  uint32_t gemm = b->InternString("gemm \"fused\" kernel");
+  b->AddThread(100, "trainer", true);
+  uint32_t corr = 1;
+  auto call = [&](uint32_t fn, uint64_t enter, uint64_t exit, uint32_t stack) {
+    ApiCallRecord c;
+    c.thread_id = 100;
+    c.enter_ns = enter;
+    c.exit_ns = exit;
+    c.function = fn;
+    c.stack = stack;
+    c.correlation_id = corr++;
+    c.stream = 7;
+    return c;
+  };
+  auto activity = [&](const ApiCallRecord& c, tr::ActivityKind kind, uint32_t stream, uint64_t start, uint64_t end) {
+    GpuActivityRecord a;
+    a.start_ns = start;
+    a.end_ns = end;
+    a.correlation_id = c.correlation_id;
+    a.kind = kind;
+    a.source = tr::ACTIVITY_SOURCE_CUPTI;
+    a.stream = stream;
+    a.name = kind == tr::ACTIVITY_KIND_KERNEL ? gemm : 0;
+    a.bytes = c.bytes;
+    a.copy_kind = c.copy_kind;
+    b->AddActivity(a);
+  };
+  uint32_t step_name = b->InternString("train step");
+  uint64_t now = 7'000'000'000;
+  for (int i = 0; i < steps; ++i) {
+    gs::trace::NvtxRangeRecord range;
+    range.thread_id = 100;
+    range.start_ns = now;
+    range.name = step_name;
+    now += host_ms * kMs;
+    if (pageable_copy_ms > 0) {
+      ApiCallRecord c = call(memcpy_fn, now, now + pageable_copy_ms * kMs, copy_stack);
+      c.bytes = 64 << 20;
+      c.copy_kind = 1;
+      c.src_kind = tr::MEM_KIND_PAGEABLE;
+      c.dst_kind = tr::MEM_KIND_DEVICE;
+      b->AddApiCall(c);
+      activity(c, tr::ACTIVITY_KIND_MEMCPY, 7, now + pageable_copy_ms * kMs - 500 * kUs, now + pageable_copy_ms * kMs);
+      now += pageable_copy_ms * kMs;
+    }
+    uint64_t dev = now + 10 * kUs;
+    for (int k = 0; k < 3; ++k) {
+      ApiCallRecord l = call(launch_fn, now, now + 6 * kUs, fwd);
+      l.flags = 1;
+      b->AddApiCall(l);
+      activity(l, tr::ACTIVITY_KIND_KERNEL, k % 2 ? 9 : 7, dev, dev + 2 * kMs);
+      dev += 2 * kMs;
+      now += 8 * kUs;
+    }
+    ApiCallRecord s = call(sync_fn, now, dev + 20 * kUs, sync);
+    s.correlation_id = 0;
+    b->AddApiCall(s);
+    now = dev + 20 * kUs;
+    range.end_ns = now;
+    b->AddNvtxRange(range);
+  }
+  return b->Finish() ? "" : "write failed";
+}
+
+class ExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = TempPath("loop.gstrace");
+    ASSERT_EQ(WriteLoop(path_, 8, 5, 0), "");
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+  std::string path_;
+};
+
+Json ExportAndParse(const std::string& path, ChromeExportStats* stats) {
+  std::ostringstream out;
+  absl::StatusOr<ChromeExportStats> s = ExportChromeTrace(path, &out);
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (s.ok()) *stats = *s;
+  absl::StatusOr<Json> json = Json::Parse(out.str());
+  EXPECT_TRUE(json.ok()) << json.status() << "\n" << out.str().substr(0, 2000);
+  return json.ok() ? *json : Json();
+}
+
+TEST_F(ExportTest, ChromeTraceIsStructurallyValid) {
+  ChromeExportStats stats;
+  Json root = ExportAndParse(path_, &stats);
+  const Json& events = root["traceEvents"];
+  ASSERT_EQ(events.type(), Json::Type::kArray);
+  EXPECT_EQ(events.size(), stats.events);
+  std::map<int64_t, int> flow_starts, flow_ends;
+  std::set<std::string> process_names, thread_names;
+  for (const Json& e : events.items()) {
+    ASSERT_EQ(e.type(), Json::Type::kObject) << e.Dump(0);
+    for (const char* field : {"name", "ph", "ts", "pid", "tid"}) ASSERT_TRUE(e.Has(field)) << field << " in " << e.Dump(0);
+    EXPECT_EQ(e["name"].type(), Json::Type::kString);
+    EXPECT_EQ(e["ts"].type(), Json::Type::kNumber);
+    const std::string& ph = e["ph"].as_string();
+    if (ph == "X") {
+      ASSERT_TRUE(e.Has("dur")) << e.Dump(0);
+      EXPECT_GE(e["dur"].as_double(), 0);
+    } else if (ph == "M") {
+      ASSERT_TRUE(e["args"].Has("name") || e["args"].Has("sort_index")) << e.Dump(0);
+      if (e["name"].as_string() == "process_name") process_names.insert(e["args"]["name"].as_string());
+      if (e["name"].as_string() == "thread_name") thread_names.insert(e["args"]["name"].as_string());
+    } else if (ph == "s") {
+      ++flow_starts[e["id"].as_int()];
+    } else if (ph == "f") {
+      EXPECT_EQ(e["bp"].as_string(), "e");
+      ++flow_ends[e["id"].as_int()];
+    } else {
+      ADD_FAILURE() << "unexpected phase " << ph;
+    }
+  }
+  EXPECT_EQ(flow_starts.size(), 8u * 3);  // every launch has its kernel
+  EXPECT_EQ(flow_starts.size(), stats.flows);
+  for (const auto& [id, n] : flow_starts) {
+    EXPECT_EQ(n, 1) << id;
+    EXPECT_EQ(flow_ends[id], 1) << "flow " << id << " has no single end";
+  }
+  EXPECT_EQ(flow_ends.size(), flow_starts.size());
+  EXPECT_TRUE(process_names.count("GPU 0 (Simulated GPU)"));
+  EXPECT_TRUE(process_names.count("pid 777 on testhost"));
+  EXPECT_TRUE(thread_names.count("GPU 0 idle"));
+  EXPECT_TRUE(thread_names.count("stream 7"));
+  EXPECT_TRUE(thread_names.count("stream 9"));
+  EXPECT_TRUE(thread_names.count("trainer (100)"));
+}
+
+TEST_F(ExportTest, ChromeTraceAgreesWithTheAnalysis) {
+  ChromeExportStats stats;
+  Json root = ExportAndParse(path_, &stats);
+  absl::StatusOr<Analysis> analysis = AnalyzeTraces({path_});
+  ASSERT_TRUE(analysis.ok()) << analysis.status();
+  ASSERT_EQ(analysis->devices.size(), 1u);
+  const DeviceSummary& dev = analysis->devices[0];
+  // µs with three decimals: exact nanoseconds after rounding.
+  auto ns = [](const Json& v) { return static_cast<int64_t>(v.as_double() * 1000 + 0.5); };
+  int64_t kernel_ns = 0, idle_ns = 0;
+  uint64_t gpu_work = 0, idle_events = 0, api_calls = 0, with_stack = 0, after_sync = 0, nvtx = 0;
+  std::set<std::string> causes;
+  for (const Json& e : root["traceEvents"].items()) {
+    if (e["ph"].as_string() != "X") continue;
+    const std::string& cat = e["cat"].as_string();
+    if (e["pid"].as_int() == GpuPid(0) && e["tid"].as_int() != kIdleTid) {
+      ++gpu_work;
+      if (cat == "kernel") kernel_ns += ns(e["dur"]);
+    }
+    if (e["pid"].as_int() == GpuPid(0) && e["tid"].as_int() == kIdleTid) {
+      ASSERT_EQ(cat, "idle");
+      ++idle_events;
+      idle_ns += ns(e["dur"]);
+      causes.insert(e["name"].as_string());
+      EXPECT_FALSE(e["args"]["evidence"].as_string().empty());
+      if (e["args"].Has("after_sync")) {
+        ++after_sync;
+        EXPECT_EQ(e["args"]["after_sync"].as_string(), "cudaStreamSynchronize at wait (loop.cc:70)");
+      }
+    }
+    if (cat == "nvtx") {
+      ++nvtx;
+      EXPECT_EQ(e["name"].as_string(), "train step");
+      EXPECT_EQ(e["tid"].as_int(), 100);
+    }
+    if (cat == "cuda_api") {
+      ++api_calls;
+      EXPECT_EQ(e["pid"].as_int(), 777);
+      if (e["args"].Has("stack")) {
+        ++with_stack;
+        ASSERT_EQ(e["args"]["stack"].type(), Json::Type::kArray);
+        EXPECT_TRUE(absl::StrContains(e["args"]["stack"].items().back().as_string(), "main"));  // leaf first
+      }
+    }
+  }
+  // Kernels do not overlap in this workload, so their summed durations are the compute-busy union.
+  EXPECT_EQ(kernel_ns, dev.compute_busy_ns);
+  EXPECT_EQ(gpu_work, dev.kernels + dev.copies + dev.memsets);
+  EXPECT_EQ(idle_events, dev.idle_intervals);
+  EXPECT_EQ(idle_ns, dev.steady_idle_ns);
+  EXPECT_EQ(static_cast<int64_t>(stats.idle_ns), analysis->steady_idle_ns);
+  EXPECT_EQ(nvtx, 8u);
+  EXPECT_EQ(stats.nvtx_ranges, 8u);
+  EXPECT_EQ(after_sync, analysis->intervals.after_sync_count);
+  EXPECT_GT(after_sync, 0u);
+  EXPECT_EQ(api_calls, 8u * 4);
+  EXPECT_EQ(with_stack, api_calls);
+  EXPECT_TRUE(causes.count("host_work")) << "the 5 ms of CPU work per step";
+}
+
+TEST_F(ExportTest, ChromeExportRejectsWhatIsNotATrace) {
+  std::string bad = TempPath("not_a_trace.txt");
+  ASSERT_EQ(testing::WriteNotATrace(bad), "");
+  std::ostringstream out;
+  EXPECT_FALSE(ExportChromeTrace(bad, &out).ok());
+  EXPECT_TRUE(out.str().empty());
+  std::remove(bad.c_str());
+}
+
+TEST_F(ExportTest, CollapsedStacksSumToTheAttributedIdle) {
+  absl::StatusOr<Analysis> analysis = AnalyzeTraces({path_}, AllStacksOptions());
+  ASSERT_TRUE(analysis.ok()) << analysis.status();
+  std::ostringstream out;
+  TimeNs written = WriteCollapsedStacks(*analysis, &out);
+  TimeNs causes = 0;
+  for (const CauseShare& c : analysis->causes) causes += c.idle_ns;
+  EXPECT_GT(written, 0);
+  EXPECT_EQ(written, analysis->steady_idle_ns);
+  EXPECT_EQ(written, causes);
+  TimeNs parsed = 0;
+  int lines = 0;
+  for (absl::string_view line : absl::StrSplit(out.str(), '\n', absl::SkipEmpty())) {
+    ++lines;
+    size_t space = line.rfind(' ');
+    ASSERT_NE(space, absl::string_view::npos) << line;
+    int64_t value;
+    ASSERT_TRUE(absl::SimpleAtoi(line.substr(space + 1), &value)) << line;
+    EXPECT_GT(value, 0);
+    parsed += value;
+    std::vector<absl::string_view> frames = absl::StrSplit(line.substr(0, space), ';');
+    EXPECT_TRUE(absl::StartsWith(frames.front(), "main")) << "root first: " << line;
+    EXPECT_TRUE(frames.size() < 2 || absl::StartsWith(frames[1], "train_step")) << "caller -> callee: " << line;
+  }
+  EXPECT_EQ(parsed, written);
+  EXPECT_GT(lines, 0);
+}
+
+// The same loop without and with the planted problem (a pageable copy per step).
+class DiffTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    clean_ = TempPath("clean.gstrace");
+    planted_ = TempPath("planted.gstrace");
+    ASSERT_EQ(WriteLoop(clean_, 10, 5, 0), "");
+    ASSERT_EQ(WriteLoop(planted_, 10, 5, 8), "");
+  }
+  void TearDown() override {
+    std::remove(clean_.c_str());
+    std::remove(planted_.c_str());
+  }
+  TraceDiff Diff(const std::string& before, const std::string& after) {
+    absl::StatusOr<Analysis> b = AnalyzeTraces({before}, AllStacksOptions());
+    absl::StatusOr<Analysis> a = AnalyzeTraces({after}, AllStacksOptions());
+    EXPECT_TRUE(b.ok() && a.ok());
+    return DiffAnalyses(*b, *a);
+  }
+  std::string clean_, planted_;
+};
+
+TEST_F(DiffTest, PlantedProblemGrowsItsCauseAndStack) {
+  TraceDiff d = Diff(clean_, planted_);
+  EXPECT_LT(d.after_utilization, d.before_utilization);
+  EXPECT_GT(d.after_idle_ns, d.before_idle_ns);
+  const CauseDelta& pageable = d.causes[static_cast<int>(Cause::kPageableCopy)];
+  EXPECT_EQ(pageable.before_ns, 0);
+  // ~7.5 ms per step after the first (the first gap is start-up, not steady-state idle).
+  EXPECT_GT(pageable.after_ns, 9 * 7 * static_cast<TimeNs>(kMs));
+  EXPECT_GT(pageable.after_share, 0.3);
+  // The largest growth is the planted copy's stack, with its cause.
+  ASSERT_FALSE(d.grew.empty());
+  const StackDelta& top = d.grew.front();
+  std::string joined = absl::StrJoin(top.functions, ";");
+  EXPECT_TRUE(absl::StrContains(joined, "copy_batch")) << joined;
+  EXPECT_EQ(top.cause, Cause::kPageableCopy);
+  EXPECT_EQ(top.before_ns, 0);
+  for (const StackDelta& s : d.shrank) EXPECT_FALSE(absl::StrContains(absl::StrJoin(s.functions, ";"), "copy_batch"));
+
+  std::string text = RenderDiffText(d);
+  EXPECT_TRUE(absl::StrContains(text, "pageable")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "copy_batch")) << text;
+  absl::StatusOr<Json> json = Json::Parse(RenderDiffJson(d));
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ((*json)["stacks_grew"].items().front()["cause"].as_string(), "pageable_copy");
+  EXPECT_EQ((*json)["causes"].size(), static_cast<size_t>(kNumCauses));
+}
+
+TEST_F(DiffTest, FixingTheProblemShrinksIt) {
+  TraceDiff d = Diff(planted_, clean_);
+  EXPECT_GT(d.after_utilization, d.before_utilization);
+  const CauseDelta& pageable = d.causes[static_cast<int>(Cause::kPageableCopy)];
+  EXPECT_LT(pageable.delta_ns(), 0);
+  ASSERT_FALSE(d.shrank.empty());
+  EXPECT_TRUE(absl::StrContains(absl::StrJoin(d.shrank.front().functions, ";"), "copy_batch"));
+}
+
+TEST_F(DiffTest, IdenticalRunsHaveNoStackChanges) {
+  TraceDiff d = Diff(clean_, clean_);
+  EXPECT_TRUE(d.grew.empty());
+  EXPECT_TRUE(d.shrank.empty());
+  for (const CauseDelta& c : d.causes) EXPECT_EQ(c.delta_ns(), 0);
+}
+
+}  // namespace
+}  // namespace gs::analyzer

@@ -1,0 +1,51 @@
+// trace_diff.h — `gsanalyze diff BEFORE AFTER`: what changed between two analyses (an
+// optimisation's before/after): utilisation, idle by cause, and the stacks whose idle grew or
+// shrank most.
+//
+// Stacks are matched by their frames' function names (root to leaf), not by ids, which differ
+// between traces; file/line changes of an edited function do not break the match.
+// Plain data plus two renderings; computes from finished Analyses only.
+#ifndef GPUSTALL_ANALYZER_EXPORT_TRACE_DIFF_H_
+#define GPUSTALL_ANALYZER_EXPORT_TRACE_DIFF_H_
+
+#include <string>
+#include <vector>
+
+#include "analyzer/analysis/analysis.h"
+
+namespace gs::analyzer {
+
+struct CauseDelta {
+  Cause cause = Cause::kOther;
+  TimeNs before_ns = 0, after_ns = 0;
+  double before_share = 0, after_share = 0;  // of each side's steady-state idle
+  TimeNs delta_ns() const { return after_ns - before_ns; }
+};
+
+struct StackDelta {
+  std::vector<std::string> functions;  // root first
+  TimeNs before_ns = 0, after_ns = 0;
+  Cause cause = Cause::kOther;         // largest cause on the side where it is larger
+  TimeNs delta_ns() const { return after_ns - before_ns; }
+};
+
+struct TraceDiff {
+  double before_utilization = 0, after_utilization = 0;          // compute busy / wall
+  double before_steady_utilization = 0, after_steady_utilization = 0;
+  TimeNs before_wall_ns = 0, after_wall_ns = 0;                  // summed over devices
+  TimeNs before_idle_ns = 0, after_idle_ns = 0;                  // steady-state idle
+  std::vector<CauseDelta> causes;      // every cause, report order
+  std::vector<StackDelta> grew;        // delta > 0, largest first
+  std::vector<StackDelta> shrank;      // delta < 0, most negative first
+};
+
+// `before` and `after` should be built with AllStacksOptions() (collapsed_stacks.h) so that no
+// stack is missing on one side because of the top-N cut. Keeps `top` stacks per list.
+TraceDiff DiffAnalyses(const Analysis& before, const Analysis& after, size_t top = 10);
+
+std::string RenderDiffText(const TraceDiff& diff);
+std::string RenderDiffJson(const TraceDiff& diff);  // documented in analyzer/README.md
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_EXPORT_TRACE_DIFF_H_

@@ -1,0 +1,370 @@
+#!/usr/bin/python3
+"""scenarios.py -- one scenario: a workload of tests/workloads under the agent on simgpu, analysed
+by gsanalyze, its verdict checked against simgpu's ground truth (ctest runs one per test).
+
+    scenarios.py LANG SHAPE --agent libgsagent.so --gsanalyze gsanalyze --simgpu-lib DIR
+                 --workloads-dir DIR --py-dir DIR --python PY --work-dir DIR
+
+LANG is cpp (the nvcc-built workload_SHAPE) or py (py/SHAPE.py on PY). What is checked (README.md):
+  utilisation  gsanalyze's devices[].steady_utilization within 2 points of the truth's (union of
+               kernels / first device op start -> last device op end, per device);
+  cause        the planted cause is causes[0] by idle_ns;
+  attribution  >= 90% of steady idle charged to top_stacks[] that contain a planted function
+               (sync_heavy: >= 90% of steady idle after a sync, the top after-sync site read_loss);
+  healthy      well_fed: no recommendation, utilisation > 95%.
+Timing-derived checks (cause, attribution shares, healthy) are retried ONCE with a fresh run when
+nothing else failed; the bounds never change. Exit status: 0 pass, 1 fail, 77 (ctest SKIP) when
+every check that could run passed but the attribution needs evidence the trace does not carry
+(Python frames; stack samples).
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+UTIL_TOLERANCE = 0.02       # utilisation: gsanalyze vs truth, absolute
+ATTRIBUTION_MIN = 0.90      # share of steady idle on stacks containing the planted function
+AFTER_SYNC_MIN = 0.90       # sync_heavy: share of steady idle after a sync
+HEALTHY_UTIL_MIN = 0.95     # well_fed
+DEVICE_WORK = ("kernel", "collective", "memcpy", "memset")  # analyzer/model/types.h IsDeviceWork
+COMPUTE = ("kernel", "collective")                           # IsCompute
+
+# Per shape: the planted cause (causes[].cause), the planted functions whose stacks must carry the
+# idle time, and how the attribution can be decided:
+#   "call"    the planted function makes the CUDA call that ends each gap (its stack is charged
+#             even without samples);
+#   "samples" the planted function only blocks (pipe, queue) and the call is made after it
+#             returned: without stack samples host work is charged to the next call's stack,
+#             which does not contain it, so the check needs a trace with samples;
+#   None      not checked (no single planted cause, or not the point of the workload).
+SCENARIOS = {
+    "data_starved": dict(cause="host_work", planted=["load_batch"], attribution="call"),
+    "data_starved_pipe": dict(cause="host_work", planted=["read_batch_from_pipe"],
+                              attribution="samples"),
+    "data_starved_queue": dict(cause="host_work", planted=["get_batch_from_workers"],
+                               attribution="samples"),
+    "pageable_copies": dict(cause="pageable_copy", planted=["copy_batch"], attribution="call"),
+    "launch_bound": dict(cause="launch_overhead", planted=["launch_tiny_kernels"],
+                         attribution="call"),
+    "allocator_churn": dict(cause="allocator", planted=["allocate_activations", "free_activations"],
+                            attribution="call",
+                            # Allocation costs 5x simgpu's defaults (still realistic): at the
+                            # defaults the 64 launches per step are ~20% of the host thread's
+                            # running time, and on a loaded machine preemption turns that share
+                            # of running time into launch idle (README.md).
+                            env={"SIMGPU_MALLOC_HOST_NS": "100us", "SIMGPU_FREE_HOST_NS": "50us"}),
+    "sync_heavy": dict(cause="host_work", after_sync_site="read_loss"),
+    # Steady state starts at the model's initial memsets, before the 6 pinned input slots are
+    # allocated and touched (~40 ms, machine-dependent): 25 steps (0.5 s) would leave that set-up
+    # above the 5% of idle that a healthy run may have. 100 steps (2 s) put it at ~2%.
+    "well_fed": dict(healthy=True, args=["--steps", "100"]),
+    # data_starved with every phase synchronised: host work is the largest cause, but its idle
+    # per range (not per stack) is what the workload is for (issue 5's NVTX tests).
+    "nvtx_ranges": dict(cause="host_work"),
+    # 8 threads, no single planted cause: the utilisation must still agree with the truth.
+    "multi_thread": dict(),
+}
+
+
+class Attempt:
+    """The checks of one run: failures (timing-derived or not), skips, and the numbers seen."""
+
+    def __init__(self, where):
+        self.where = where
+        self.failures = []  # (message, timing_derived)
+        self.skips = []
+        self.numbers = {}
+
+    def fail(self, msg, timing):
+        self.failures.append((msg, timing))
+        print("FAIL%s: %s" % (" (timing-derived)" if timing else "", msg), flush=True)
+
+    def check(self, cond, msg, timing):
+        if not cond:
+            self.fail(msg, timing)
+        return cond
+
+    def only_timing_failures(self):
+        return bool(self.failures) and all(t for _, t in self.failures)
+
+
+def clean_env(args, out_dir, truth):
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith(("GS_", "SIMGPU_")) or k in ("LD_PRELOAD", "CUDA_INJECTION64_PATH"):
+            del env[k]
+    env["LD_LIBRARY_PATH"] = args.simgpu_lib
+    env["LD_PRELOAD"] = args.agent
+    env["GS_OUTPUT"] = out_dir + "/"
+    env["SIMGPU_TRUTH"] = truth
+    return env
+
+
+def read_truth(path, pid):
+    ops = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rec = json.loads(line)
+                if rec.get("pid") == pid:
+                    ops.append(rec)
+    return ops
+
+
+def union_ns(intervals):
+    total, cur_start, cur_end = 0, None, None
+    for a, b in sorted(intervals):
+        if cur_end is None or a > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = a, b
+        else:
+            cur_end = max(cur_end, b)
+    if cur_end is not None:
+        total += cur_end - cur_start
+    return total
+
+
+def truth_steady_utilization(ops):
+    """{device: (compute_busy_ns, steady_wall_ns)} as gsanalyze defines them (JSON.md)."""
+    out = {}
+    for dev in sorted({o["device"] for o in ops if o["kind"] in DEVICE_WORK}):
+        work = [o for o in ops if o["kind"] in DEVICE_WORK and o["device"] == dev]
+        wall = max(o["end_ns"] for o in work) - min(o["start_ns"] for o in work)
+        busy = union_ns([(o["start_ns"], o["end_ns"]) for o in work if o["kind"] in COMPUTE])
+        out[dev] = (busy, wall)
+    return out
+
+
+def names_planted(function, planted):
+    """A frame's function names a planted function: "load_batch" (Python), "read_loss(float
+    const*)" or "ns::copy_batch(...)" (demangled C++)."""
+    base = re.sub(r"\(.*$", "", function).split("::")[-1]
+    return base in planted
+
+
+def stack_has_planted(stack, planted):
+    return any(names_planted(f.get("function", ""), planted) for f in stack["frames"])
+
+
+def trace_has_python_frames(args, trace):
+    p = subprocess.run([args.gsanalyze, "dump", trace], capture_output=True, text=True, timeout=120)
+    return any(re.match(r"frame \d+ PYTHON ", line) for line in p.stdout.splitlines())
+
+
+def run_workload(args, shape, spec, work, at):
+    """Runs the workload under the agent; returns (trace, truth) or None after a failure."""
+    shutil.rmtree(work, ignore_errors=True)
+    out_dir = os.path.join(work, "out")
+    os.makedirs(out_dir)
+    truth = os.path.join(work, "truth.jsonl")
+    if args.lang == "cpp":
+        cmd = [os.path.join(args.workloads_dir, "workload_" + shape)]
+    else:
+        cmd = [args.python, os.path.join(args.py_dir, shape + ".py")]
+    cmd += spec.get("args", [])
+    print("run: %s" % " ".join(cmd), flush=True)
+    env = clean_env(args, out_dir, truth)
+    env.update(spec.get("env", {}))
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    sys.stdout.write(p.stdout[-1000:])
+    if p.stderr.strip():
+        sys.stdout.write("stderr: " + p.stderr[-2000:])
+    if not at.check(p.returncode == 0, "workload exited %d" % p.returncode, False):
+        return None
+    traces = sorted(glob.glob(os.path.join(out_dir, "*.gstrace")))
+    if not at.check(len(traces) == 1, "expected one trace in %s, found %s" % (out_dir, traces),
+                    False):
+        return None
+    return traces[0], truth
+
+
+def analyse(args, trace, work, at, paths):
+    """gsanalyze's JSON report (also kept as report.json, and the text one as report.txt)."""
+    r = subprocess.run([args.gsanalyze, "report", "--json", trace], capture_output=True, text=True,
+                       timeout=120)
+    with open(os.path.join(work, "report.json"), "w") as f:
+        f.write(r.stdout)
+    text = subprocess.run([args.gsanalyze, "report", "--width", "120", trace], capture_output=True,
+                          text=True, timeout=120)
+    with open(os.path.join(work, "report.txt"), "w") as f:
+        f.write(text.stdout)
+    if not at.check(r.returncode == 0, "gsanalyze exited %d: %s %s" % (
+            r.returncode, r.stderr.strip(), paths), False):
+        return None
+    rep = json.loads(r.stdout)
+    if rep["losses"].get("any"):
+        print("note: the trace reports losses: %s" % json.dumps(rep["losses"]))
+    return rep
+
+
+def check_utilization(rep, truth, at, paths):
+    ops = read_truth(truth, rep["traces"][0]["pid"])
+    tu = truth_steady_utilization(ops)
+    devices = {d["device"]: d for d in rep["devices"]}
+    at.check(sorted(tu) == sorted(devices), "devices with work: truth %s, gsanalyze %s %s" % (
+        sorted(tu), sorted(devices), paths), False)
+    for dev, (busy, wall) in tu.items():
+        d = devices.get(dev)
+        if d is None:
+            continue
+        truth_util = busy / wall if wall else 0.0
+        at.numbers.setdefault("truth_util", truth_util)
+        at.numbers.setdefault("gs_util", d["steady_utilization"])
+        at.check(abs(d["steady_utilization"] - truth_util) <= UTIL_TOLERANCE,
+                 "device %d: steady utilisation %.4f, truth %.4f (compute-busy %d ns / steady wall "
+                 "%d ns; gsanalyze %d / %d), tolerance %.2f %s" % (
+                     dev, d["steady_utilization"], truth_util, busy, wall, d["compute_busy_ns"],
+                     d["steady_wall_ns"], UTIL_TOLERANCE, paths), False)
+
+
+def check_top_cause(rep, expected, at, paths):
+    causes = sorted(rep["causes"], key=lambda c: -c["idle_ns"])
+    top = causes[0] if causes and causes[0]["idle_ns"] > 0 else None
+    at.numbers["top_cause"] = "%s %.1f%%" % (top["cause"], 100 * top["share"]) if top else "none"
+    if expected:
+        listing = ", ".join("%s %.1f%%" % (c["cause"], 100 * c["share"])
+                            for c in causes if c["idle_ns"])
+        at.check(top is not None and top["cause"] == expected,
+                 "top cause %s, expected %s; causes by idle: %s %s" % (
+                     at.numbers["top_cause"], expected, listing, paths), True)
+
+
+def user_frames(stack):
+    """The frames worth printing: Python frames and the workload's own, else all."""
+    own = [f["function"] for f in stack["frames"]
+           if f["module"] == "" or "workload_" in f["module"]]
+    return own or [f["function"] for f in stack["frames"]]
+
+
+def check_attribution(args, rep, trace, spec, at, paths):
+    planted, idle = spec["planted"], rep["idle_ns"]
+    stacks = rep["top_stacks"]
+    charged = sum(s["idle_ns"] for s in stacks if stack_has_planted(s, planted))
+    share = charged / idle if idle else 0.0
+    at.numbers["attribution"] = share
+    missing = None
+    states = rep["host_work_states"]
+    if spec["attribution"] == "samples" and states.get("unsampled", 0) == sum(states.values()):
+        missing = ("the trace has no stack samples: host work is charged to the stack of the next "
+                   "CUDA call, which %s does not make" % "/".join(planted))
+    elif args.lang == "py" and not trace_has_python_frames(args, trace):
+        missing = "the trace carries no Python frames (Python stacks not captured)"
+    if missing and share < ATTRIBUTION_MIN:
+        at.skips.append("attribution to %s not checked: %s (share on its stacks %.1f%%)" % (
+            "/".join(planted), missing, 100 * share))
+        return
+    best = ", ".join("%.1f%% %s" % (100 * s["share"], " <- ".join(user_frames(s)[:4]))
+                     for s in stacks[:3])
+    at.check(share >= ATTRIBUTION_MIN,
+             "%.1f%% of steady idle (%d of %d ns) on stacks containing %s, expected >= %.0f%%; "
+             "top stacks: %s %s" % (100 * share, charged, idle, " or ".join(planted),
+                                    100 * ATTRIBUTION_MIN, best, paths), True)
+
+
+def check_after_sync(args, rep, trace, site_name, at, paths):
+    idle = rep["idle_ns"]
+    after = rep["intervals"]["after_sync"]
+    share = after["idle_ns"] / idle if idle else 0.0
+    at.numbers["attribution"] = share
+    at.check(share >= AFTER_SYNC_MIN, "%.1f%% of steady idle (%d of %d ns) is after a sync, "
+             "expected >= %.0f%% %s" % (100 * share, after["idle_ns"], idle, 100 * AFTER_SYNC_MIN,
+                                        paths), True)
+    sites = sorted(after["sites"], key=lambda s: -s["idle_ns"])
+    top_site = sites[0]["frame"]["function"] if sites else "(none)"
+    # The site is named by its frame or, behind a thin wrapper of the program's own (the Python
+    # workloads' cudart.py), by one of the two callers the text report prints beside it.
+    named = [top_site] + [f["function"] for f in sites[0].get("callers", [])[:2]] if sites else []
+    if any(names_planted(n, [site_name]) for n in named):
+        return
+    if args.lang == "py" and not trace_has_python_frames(args, trace):
+        at.skips.append("after-sync site not checked: the trace carries no Python frames (top "
+                        "site %s)" % top_site)
+        return
+    listing = ", ".join("%s in %s%s %d ns" % (
+        s["api"], s["frame"]["function"],
+        "".join(" <- " + f["function"] for f in s.get("callers", [])[:2]), s["idle_ns"])
+        for s in sites[:3])
+    # Not timing-derived: which frame names a site is decided by the stack, not by the timing.
+    at.fail("top after-sync site %s, expected %s; sites: %s %s" % (
+        top_site, site_name, listing, paths), False)
+
+
+def check_healthy(rep, at, paths):
+    util = rep["steady_utilization"]
+    at.check(util > HEALTHY_UTIL_MIN, "steady utilisation %.4f, expected > %.2f %s" % (
+        util, HEALTHY_UTIL_MIN, paths), True)
+    at.check(rep["recommendations"] == [], "recommendations on a healthy workload: %s %s" % (
+        [x["text"] for x in rep["recommendations"]], paths), True)
+
+
+def run_once(args, shape, spec, work):
+    at = Attempt(work)
+    ran = run_workload(args, shape, spec, work, at)
+    if ran is None:
+        return at
+    trace, truth = ran
+    paths = "(trace %s, truth %s, report %s)" % (trace, truth, os.path.join(work, "report.json"))
+    rep = analyse(args, trace, work, at, paths)
+    if rep is None:
+        return at
+    check_utilization(rep, truth, at, paths)
+    check_top_cause(rep, spec.get("cause"), at, paths)
+    if spec.get("planted") and spec.get("attribution"):
+        check_attribution(args, rep, trace, spec, at, paths)
+    if spec.get("after_sync_site"):
+        check_after_sync(args, rep, trace, spec["after_sync_site"], at, paths)
+    if spec.get("healthy"):
+        check_healthy(rep, at, paths)
+    return at
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("lang", choices=["cpp", "py"])
+    ap.add_argument("shape")
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--gsanalyze", required=True)
+    ap.add_argument("--simgpu-lib", required=True)
+    ap.add_argument("--workloads-dir", default="")
+    ap.add_argument("--py-dir", default="")
+    ap.add_argument("--python", default="/usr/bin/python3")
+    ap.add_argument("--work-dir", required=True)
+    args = ap.parse_args()
+    spec = SCENARIOS.get(args.shape)
+    if spec is None:
+        print("FAIL: no scenario expectations for workload %r: add it to SCENARIOS in %s" % (
+            args.shape, __file__))
+        return 1
+    base = os.path.join(args.work_dir, args.lang + "." + args.shape)
+    shutil.rmtree(base, ignore_errors=True)  # no files of an earlier ctest run left to mislead
+    at = run_once(args, args.shape, spec, os.path.join(base, "run1"))
+    retried = 0
+    if at.only_timing_failures():
+        print("retrying once: only timing-derived checks failed (bounds unchanged)", flush=True)
+        retried = 1
+        at = run_once(args, args.shape, spec, os.path.join(base, "run2"))
+    n = at.numbers
+    status = "fail" if at.failures else ("skip" if at.skips else "pass")
+    print("scenario %s.%s: %s; utilisation truth %s gsanalyze %s; top cause %s; attribution %s; "
+          "retried %d" % (
+              args.lang, args.shape, status,
+              "%.4f" % n["truth_util"] if "truth_util" in n else "-",
+              "%.4f" % n["gs_util"] if "gs_util" in n else "-", n.get("top_cause", "-"),
+              "%.1f%%" % (100 * n["attribution"]) if "attribution" in n else "-", retried))
+    for s in at.skips:
+        print("SKIP: " + s)
+    if at.failures:
+        print("%d check(s) failed; files in %s" % (len(at.failures), at.where))
+        return 1
+    return SKIP if at.skips else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
