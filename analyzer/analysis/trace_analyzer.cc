@@ -177,6 +177,7 @@ void TraceAnalyzer::Process(const GpuActivity& a) {
   ++d.gaps;
   classifier_.Classify(gap.start, gap.end, a, history_, &verdict_);
   if (verdict_.rule == GapRule::kNoHostCall && a.correlation != 0) ++unmatched_;
+  if (observer_) observer_(a.device, verdict_);
   Account(a.device, verdict_);
   // Keep the submitting thread's history short: no later gap of any device starts before the
   // earliest device frontier.
@@ -276,10 +277,10 @@ std::vector<FrameInfo> TraceAnalyzer::KeyFrames(uint64_t key) const {
   return frames;
 }
 
-std::string TraceAnalyzer::Evidence(const Example& ex) const {
-  const IntervalVerdict& v = ex.verdict;
-  const ApiCall& resume = ex.resume;
-  const ApiCall& preceding = ex.preceding;
+std::string TraceAnalyzer::Evidence(const IntervalVerdict& v, const ApiCall* resume_call,
+                                    const ApiCall* preceding_call) const {
+  if (v.rule != GapRule::kNoHostCall && resume_call == nullptr) return "";
+  const ApiCall& resume = *resume_call;
   switch (v.rule) {
     case GapRule::kNoHostCall:
       return "no host call recorded for the work that ended the gap";
@@ -297,10 +298,14 @@ std::string TraceAnalyzer::Evidence(const Example& ex) const {
     case GapRule::kHostLate: {
       std::string thread = tables_.ThreadName(resume.thread);
       std::string s = absl::StrCat("thread ", resume.thread, thread.empty() ? "" : " (", thread,
-                                   thread.empty() ? "" : ")", " entered ",
-                                   tables_.FunctionName(resume.function), " ",
-                                   FormatDuration(resume.enter_ns - v.start),
-                                   " after the device went idle:");
+                                   thread.empty() ? "" : ")");
+      if (resume.enter_ns >= v.start) {
+        absl::StrAppend(&s, " entered ", tables_.FunctionName(resume.function), " ",
+                        FormatDuration(resume.enter_ns - v.start), " after the device went idle:");
+      } else {  // the call that submitted the work was already running as the device went idle
+        absl::StrAppend(&s, " was inside ", tables_.FunctionName(resume.function), " (entered ",
+                        FormatDuration(v.start - resume.enter_ns), " before the device went idle):");
+      }
       bool first = true;
       for (int i = 0; i < kNumCauses; ++i) {
         if (v.by_cause[i] <= 0) continue;
@@ -308,8 +313,8 @@ std::string TraceAnalyzer::Evidence(const Example& ex) const {
                         FormatDuration(v.by_cause[i]));
         first = false;
       }
-      if (v.after_sync)
-        absl::StrAppend(&s, "; began after ", tables_.FunctionName(preceding.function),
+      if (v.after_sync && preceding_call != nullptr)
+        absl::StrAppend(&s, "; began after ", tables_.FunctionName(preceding_call->function),
                         " returned");
       return s;
     }
@@ -397,7 +402,7 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
     e.offset_ns = ex.verdict.start - t0;
     e.cause = ex.verdict.cause;
     e.by_cause = ex.verdict.by_cause;
-    e.evidence = Evidence(ex);
+    e.evidence = Evidence(ex.verdict, &ex.resume, &ex.preceding);
     e.after_sync = ex.verdict.after_sync;
     if (ex.verdict.has_resume) {
       e.resume_api = tables_.FunctionName(ex.resume.function);

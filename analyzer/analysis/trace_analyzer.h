@@ -14,6 +14,7 @@
 #define GPUSTALL_ANALYZER_ANALYSIS_TRACE_ANALYZER_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -69,6 +70,16 @@ class TraceAnalyzer final : public RecordSink {
   // analysis adds its own loss counters to it. Call once.
   TraceResult Finish(TraceInfo info);
 
+  // Sees every steady-state gap as soon as it is classified, before it is summed (the Chrome
+  // export draws each one). The verdict and its pointers are valid during the call only. Set it
+  // before the first record.
+  using IntervalObserver = std::function<void(uint32_t device, const IntervalVerdict& verdict)>;
+  void set_interval_observer(IntervalObserver observer) { observer_ = std::move(observer); }
+
+  // One line saying why a gap got its verdict: the rule, its numbers, the split by cause.
+  // `resume`/`preceding` are the verdict's calls (null when it has none).
+  std::string Evidence(const IntervalVerdict& v, const ApiCall* resume, const ApiCall* preceding) const;
+
   uint64_t events() const { return events_; }
   // Records held right now (sort window + host history): bounded by the window, not the trace.
   size_t retained() const { return pending_.size() + history_.retained(); }
@@ -98,7 +109,6 @@ class TraceAnalyzer final : public RecordSink {
   void Process(const GpuActivity& a);
   DeviceState& Device(uint32_t device);
   void Account(uint32_t device, const IntervalVerdict& v);
-  std::string Evidence(const Example& ex) const;
   std::vector<FrameInfo> KeyFrames(uint64_t key) const;
 
   const AnalysisOptions& options_;
@@ -106,6 +116,7 @@ class TraceAnalyzer final : public RecordSink {
   HostHistory history_;
   GapClassifier classifier_;
   IntervalVerdict verdict_;  // scratch
+  IntervalObserver observer_;
 
   std::vector<GpuActivity> pending_;  // the sort window
   size_t sorted_ = 0;                 // pending_[0, sorted_) is sorted by start

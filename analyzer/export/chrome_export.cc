@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/export/chrome_trace_writer.h"
-#include "analyzer/export/idle_interval_stream.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
 
@@ -178,9 +177,10 @@ class RecordPass {
   std::map<uint32_t, std::set<uint32_t>> streams_;
 };
 
-std::string IdleArgs(const IntervalVerdict& v, const TraceTables& tables) {
-  std::string args = absl::StrCat("{\"evidence\":", JsonQuote(IdleIntervalStream::Evidence(v, tables)),
-                                  ",\"by_cause_ns\":{");
+std::string IdleArgs(const IntervalVerdict& v, const TraceTables& tables, const TraceAnalyzer& analyzer) {
+  const std::string evidence = analyzer.Evidence(v, v.has_resume ? v.resume : nullptr,
+                                                 v.has_preceding ? v.preceding : nullptr);
+  std::string args = absl::StrCat("{\"evidence\":", JsonQuote(evidence), ",\"by_cause_ns\":{");
   bool first = true;
   for (int i = 0; i < kNumCauses; ++i) {
     if (v.by_cause[i] <= 0) continue;
@@ -224,19 +224,20 @@ absl::StatusOr<ChromeExportStats> ExportChromeTrace(const std::string& trace_pat
   RecordPass records(&w, &stats);
   if (absl::Status s = records.Run(reader->get(), host_pid); !s.ok()) return s;
 
-  // Pass 2: the idle intervals, through the analysis pipeline.
+  // Pass 2: the idle intervals, from the analysis itself (the same gaps and verdicts as the report).
   std::set<uint32_t> devices;
   for (const auto& [device, streams] : records.streams()) devices.insert(device);
   const TraceTables& tables = (*importer)->tables();
-  IdleIntervalStream idle(options, [&](const IdleInterval& iv) {
-    const IntervalVerdict& v = *iv.verdict;
-    devices.insert(iv.device);
+  TraceAnalyzer analyzer(options, tables);
+  analyzer.set_interval_observer([&](uint32_t device, const IntervalVerdict& v) {
+    devices.insert(device);
     ++stats.idle_intervals;
     stats.idle_ns += v.length();
-    w.Complete(GpuPid(iv.device), kIdleTid, v.start, v.length(), CauseName(v.cause), "idle", IdleArgs(v, tables));
+    w.Complete(GpuPid(device), kIdleTid, v.start, v.length(), CauseName(v.cause), "idle",
+               IdleArgs(v, tables, analyzer));
   });
-  if (absl::Status s = (*importer)->ReadAll(&idle); !s.ok()) return s;
-  idle.Finish();
+  if (absl::Status s = (*importer)->ReadAll(&analyzer); !s.ok()) return s;
+  analyzer.Finish((*importer)->info());
 
   std::map<uint32_t, std::string> names;
   for (const tr::DeviceInfo& d : (*reader)->devices()) names[d.index()] = d.name();

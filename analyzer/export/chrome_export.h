@@ -11,7 +11,8 @@
 //   call to its first GPU activity by correlation id.
 //
 // Two streaming passes over the file: the records as they are (names, NVTX, flows), then the
-// analysis pipeline for the idle intervals (idle_interval_stream.h). Memory: unmatched
+// analysis itself for the idle intervals (TraceAnalyzer with an interval observer: the same gaps
+// and verdicts as the report). Memory: unmatched
 // correlations, one rendered stack per distinct stack, the analysis' sort window.
 #ifndef GPUSTALL_ANALYZER_EXPORT_CHROME_EXPORT_H_
 #define GPUSTALL_ANALYZER_EXPORT_CHROME_EXPORT_H_
