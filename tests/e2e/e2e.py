@@ -19,6 +19,8 @@ import os
 import shutil
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from gstest import FAILURES, check, fail  # noqa: E402  (tests/testlib)
 
 KIND = {"kernel": 1, "memcpy": 2, "memset": 3}
 API_CLASS = {"kernel": 1, "memcpy": 2, "memset": 3}  # gs::ApiClass kLaunch, kMemcpy, kMemset
@@ -26,19 +28,6 @@ MEMKIND = {"unknown": 0, "pageable": 1, "pinned": 2, "device": 3, "array": 4, "m
 SOURCE_CUPTI, SOURCE_EVENT_PAIR = 1, 2
 CUPTI_TOLERANCE_NS = 200_000        # CUPTI timestamps: the agent's clock, only mapping noise
 EVENT_PAIR_TOLERANCE_NS = 1_500_000  # event pairs: the agent's reference mapping, noisy machine
-
-FAILURES = []
-
-
-def fail(msg):
-    FAILURES.append(msg)
-    print("FAIL: " + msg, flush=True)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-    return cond
 
 
 class Env:

@@ -20,8 +20,9 @@ import socket
 import subprocess
 import sys
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from gstest import FAILURES, check, fail  # noqa: E402  (tests/testlib)
 
-FAILURES = []
 # Variables that make a process part of a job; removed from every environment we start.
 LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID",
                  "SLURM_JOB_ID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_RANK",
@@ -33,17 +34,6 @@ SHOW_ENV = ["sh", "-c", 'for v in LD_PRELOAD CUDA_INJECTION64_PATH GS_OUTPUT GS_
             'GS_BUFFER_MB GS_CUPTI GS_LOG GS_FLUSH_MS; do eval "echo $v=\\${$v-}"; done']
 TIMEOUT = 60
 SIGNAL_TIMEOUT = 5  # a signal that was not forwarded: the command would run forever
-
-
-def fail(msg):
-    FAILURES.append(msg)
-    print("FAIL: " + msg, flush=True)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-    return cond
 
 
 class Case:

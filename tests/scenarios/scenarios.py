@@ -25,6 +25,8 @@ import re
 import shutil
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from gstest import union_ns  # noqa: E402  (tests/testlib)
 
 SKIP = 77
 UTIL_TOLERANCE = 0.02       # utilisation: gsanalyze vs truth, absolute
@@ -115,20 +117,6 @@ def read_truth(path, pid):
                 if rec.get("pid") == pid:
                     ops.append(rec)
     return ops
-
-
-def union_ns(intervals):
-    total, cur_start, cur_end = 0, None, None
-    for a, b in sorted(intervals):
-        if cur_end is None or a > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = a, b
-        else:
-            cur_end = max(cur_end, b)
-    if cur_end is not None:
-        total += cur_end - cur_start
-    return total
 
 
 def truth_steady_utilization(ops):

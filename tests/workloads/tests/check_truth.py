@@ -39,6 +39,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testlib"))
+from gstest import union_ns  # noqa: E402  (tests/testlib)
 
 # The model's durations (tests/workloads/cpp/mlp.cuh, py/workload.py) and simgpu's default copy
 # bandwidths (tests/simgpu/README.md).
@@ -132,17 +134,7 @@ class Truth(object):
         hi = max(r["end_ns"] for r in loop) if hi is None else hi
         intervals = sorted((max(r["start_ns"], lo), min(r["end_ns"], hi))
                            for r in loop + self.memsets if r["end_ns"] > lo and r["start_ns"] < hi)
-        busy, cur_s, cur_e = 0, None, None
-        for s, e in intervals:
-            if cur_e is None or s > cur_e:
-                if cur_e is not None:
-                    busy += cur_e - cur_s
-                cur_s, cur_e = s, e
-            else:
-                cur_e = max(cur_e, e)
-        if cur_e is not None:
-            busy += cur_e - cur_s
-        return busy / float(hi - lo) if hi > lo else 0.0
+        return union_ns(intervals) / float(hi - lo) if hi > lo else 0.0
 
 
 def chunks(items, size):
