@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
-from gstest import FAILURES, check, fail  # noqa: E402  (tests/testlib)
+from gstest import check, exit_status, fail  # noqa: E402  (tests/testlib)
 
 KIND = {"kernel": 1, "memcpy": 2, "memset": 3}
 API_CLASS = {"kernel": 1, "memcpy": 2, "memset": 3}  # gs::ApiClass kLaunch, kMemcpy, kMemset
@@ -501,11 +501,7 @@ def main():
          "exec": case_exec, "cupti_missing": case_cupti_missing, "cupti_off": case_cupti_off,
          "cupti_real_no_driver": case_cupti_real_no_driver,
          "cupti_subscribed": case_cupti_subscribed, "output_unchanged": case_output_unchanged}[case](args)
-    if FAILURES:
-        print("%d check(s) failed" % len(FAILURES))
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
-from gstest import FAILURES, check, fail  # noqa: E402  (tests/testlib)
+from gstest import check, exit_status, fail  # noqa: E402  (tests/testlib)
 
 # Variables that make a process part of a job; removed from every environment we start.
 LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID",
@@ -398,11 +398,7 @@ def main():
     args = ap.parse_args()
     args.gsrun = os.path.abspath(args.gsrun)
     CASES[args.case](args)
-    if FAILURES:
-        print("%d check(s) failed" % len(FAILURES))
-        return 1
-    print("ok")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

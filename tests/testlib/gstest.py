@@ -20,6 +20,15 @@ def check(cond, msg):
     return cond
 
 
+def exit_status():
+    """Prints the verdict of a driver's run and returns its exit code: 1 if any check failed."""
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        return 1
+    print("ok")
+    return 0
+
+
 def union_ns(intervals):
     """Total length covered by (start, end) intervals, overlaps counted once."""
     total, cur_start, cur_end = 0, None, None
