@@ -94,7 +94,9 @@ size_t TraceWriter::Drain() {
   }
   if (used > memory_used_) memory_used_ = used;
   DrainActivities();
-  return static_cast<size_t>(api_calls_ + activities_count_ - before);
+  size_t others = 0;
+  for (ChunkContributor* contributor : contributors_) others += contributor->DrainInto(this);
+  return static_cast<size_t>(api_calls_ + activities_count_ - before) + others;
 }
 
 void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
@@ -122,7 +124,8 @@ void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call) {
   r.address = e.address;
   r.function = FunctionId(e);
   r.correlation_id = e.correlation_id;
-  r.stack = call.pc_count > 0 || call.python_count > 0 ? StackId(call) : 0;
+  r.stack = InternStack(StackView{call.pcs, call.pc_count, call.truncated, call.python, call.python_count,
+                                   call.python_truncated});
   r.result = e.result;
   r.device = e.device;
   r.copy_kind = e.copy_kind;
@@ -169,7 +172,8 @@ uint32_t TraceWriter::FunctionId(const ApiCallEvent& e) {
   return it->second;
 }
 
-uint32_t TraceWriter::StackId(const ApiCallView& call) {
+uint32_t TraceWriter::InternStack(const StackView& call) {
+  if (call.pc_count <= 0 && call.python_count <= 0) return 0;
   const uint64_t* keys = call.pcs;
   size_t count = static_cast<size_t>(call.pc_count);
   const bool truncated = call.truncated || call.python_truncated;
@@ -199,7 +203,7 @@ uint32_t TraceWriter::StackId(const ApiCallView& call) {
 }
 
 // The merged stack of `call` as frame keys in merged_keys_scratch_; returns their number.
-size_t TraceWriter::MergePythonFrames(const ApiCallView& call) {
+size_t TraceWriter::MergePythonFrames(const StackView& call) {
   const PythonStackReader& python = *recorder_->python();
   const size_t native_count = static_cast<size_t>(call.pc_count);
   const size_t python_count = static_cast<size_t>(call.python_count);
@@ -339,6 +343,7 @@ void TraceWriter::FillStats(pb::Stats* stats) {
   stats->set_write_errors(write_errors_);
   stats->set_memory_bound_bytes(memory_bound_);
   stats->set_memory_used_bytes(memory_used_);
+  for (ChunkContributor* contributor : contributors_) contributor->AddStats(stats);
 }
 
 bool TraceWriter::FlushChunk() {

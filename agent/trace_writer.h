@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "agent/api_name.h"
+#include "agent/chunk_contributor.h"
 #include "agent/elf_symbolizer.h"
 #include "agent/module_map.h"
 #include "agent/python/python_symbolizer.h"
@@ -39,7 +40,7 @@
 
 namespace gs {
 
-class TraceWriter {
+class TraceWriter final : private ChunkBuilder {
  public:
   static constexpr uint32_t kMaxRecordsPerChunk = 65536;
 
@@ -51,6 +52,10 @@ class TraceWriter {
   // Writes the prelude and the header frame. header.capture() is also the base of every later
   // Chunk.capture (stack fields), whose mode fields come from Recorder::SetCaptureMode.
   bool Start(const gpustall::trace::TraceHeader& header);
+  // Registers a producer of other records (sampler, NVTX, host stats); Drain() drains it after
+  // the rings, FillStats() adds its counters. `contributor` must outlive the writer. Call before
+  // Start() or between writer calls (same serialisation as every other call).
+  void AddContributor(ChunkContributor* contributor) { contributors_.push_back(contributor); }
   // Moves everything buffered into the pending chunk. Returns the number of records moved.
   size_t Drain();
   // True when the pending chunk should be written now, not at the next period.
@@ -69,10 +74,14 @@ class TraceWriter {
   void DrainRing(size_t index, ThreadRing& ring);
   void AddApiCall(uint64_t tid, const ApiCallView& call);
   void DrainActivities();
-  uint32_t InternString(const std::string& value);
+  // --- ChunkBuilder (for contributors) ---
+  gpustall::trace::Chunk* chunk() override { return &chunk_; }
+  uint32_t InternString(const std::string& value) override;
+  uint32_t InternStack(const StackView& stack) override;
+  void CountRecords(size_t n) override { records_in_chunk_ += static_cast<uint32_t>(n); }
+
   uint32_t FunctionId(const ApiCallEvent& event);
-  uint32_t StackId(const ApiCallView& call);
-  size_t MergePythonFrames(const ApiCallView& call);
+  size_t MergePythonFrames(const StackView& stack);
   void DescribeFrame(uint32_t frame_id, uint64_t pc);
   void DescribePythonFrame(uint32_t frame_id, uint64_t key);
   void UpdatePythonCapture();
@@ -98,6 +107,7 @@ class TraceWriter {
   std::vector<PendingActivity> activities_;
   std::vector<uint32_t> activity_name_ids_;  // name_index -> string id (0: not yet interned)
   std::vector<uint64_t> ring_serial_seen_;   // per ring slot: owner_serial already described
+  std::vector<ChunkContributor*> contributors_;
 
   std::unordered_map<std::string, uint32_t> strings_;
   std::unordered_map<uint32_t, uint32_t> functions_;  // source << 16 | api_id -> id

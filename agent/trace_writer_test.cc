@@ -243,6 +243,88 @@ TEST(TraceWriterTest, FileCutAtAnyByteKeepsEveryCompleteChunk) {
   EXPECT_GT(opened, 10);
   EXPECT_EQ(previous, 80u);
 }
+
+// A contributor that adds samples with a stack captured here and a named NVTX range.
+class FakeContributor : public ChunkContributor {
+ public:
+  size_t DrainInto(ChunkBuilder* builder) override {
+    if (pcs_.empty()) return 0;
+    StackView view;
+    view.pcs = pcs_.data();
+    view.pc_count = static_cast<int>(pcs_.size());
+    const uint32_t stack = builder->InternStack(view);
+    trace::SampleBatchEncoder samples;
+    samples.Begin(builder->chunk()->add_samples(), 42, 5000);
+    for (int i = 0; i < 3; ++i) {
+      trace::SampleRecord r;
+      r.time_ns = 5000 + i * 1000;
+      r.stack = stack;
+      r.state = pb::THREAD_STATE_IO_WAIT;
+      samples.Add(r);
+    }
+    trace::NvtxRangeBatchEncoder ranges;
+    ranges.Begin(builder->chunk()->add_nvtx_ranges(), 42, 5000);
+    trace::NvtxRangeRecord range;
+    range.start_ns = 5000;
+    range.end_ns = 7500;
+    range.name = builder->InternString("data");
+    ranges.Add(range);
+    builder->CountRecords(4);
+    pcs_.clear();
+    ++drains_;
+    return 4;
+  }
+  void AddStats(pb::Stats* stats) override { stats->set_samples_recorded(3 * drains_); }
+  std::vector<uint64_t> pcs_;
+  int drains_ = 0;
+};
+
+TEST(TraceWriterTest, ContributorsShareTheWritersTables) {
+  Rig rig;
+  const std::string path = TempPath("contributor.gstrace");
+  std::string error;
+  auto file = CreateTraceFile(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  FakeContributor contributor;
+  writer.AddContributor(&contributor);
+  ASSERT_TRUE(writer.Start(Header()));
+  RecordFromHere(*rig.recorder, 1000);  // an API call from the same site as the sample below
+  uint64_t pcs[32];
+  const int n = rig.stacks.Capture(pcs, 32, 0, 0, 0);  // libunwind: no bounds needed
+  ASSERT_GT(n, 0);
+  contributor.pcs_.assign(pcs, pcs + n);
+  EXPECT_EQ(writer.Drain(), 5u);  // 1 call + 4 contributed records
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
+
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  reader::TraceReader& r = **opened;
+  reader::ChunkEvents events;
+  std::vector<trace::SampleRecord> samples;
+  std::vector<trace::NvtxRangeRecord> ranges;
+  while (true) {
+    auto more = r.Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    samples.insert(samples.end(), events.samples.begin(), events.samples.end());
+    ranges.insert(ranges.end(), events.nvtx_ranges.begin(), events.nvtx_ranges.end());
+  }
+  EXPECT_TRUE(damage.damage.empty());
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(samples[2].time_ns, 7000u);
+  EXPECT_EQ(samples[0].thread_id, 42u);
+  EXPECT_EQ(samples[0].state, pb::THREAD_STATE_IO_WAIT);
+  ASSERT_NE(samples[0].stack, 0u);
+  // Symbolised through the writer's own tables, down to this test's function.
+  EXPECT_THAT(r.tables().DescribeStack(samples[0].stack), HasSubstr("ContributorsShareTheWritersTables"));
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(r.tables().string(ranges[0].name), "data");
+  EXPECT_EQ(ranges[0].end_ns, 7500u);
+  EXPECT_EQ(r.last_stats().samples_recorded(), 3u);
+  unlink(path.c_str());
+}
 #else
 TEST(TraceWriterTest, EventsRoundTripThroughTheReader) { GTEST_SKIP() << "gs_reader not built"; }
 #endif
