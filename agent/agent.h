@@ -7,6 +7,8 @@
 // Lifecycle (states are process-wide, one atomic word):
 //   dormant  ──first AgentRecorder()/AgentInitializeInjection()──▶ active  (or disabled)
 //   active   ──atexit / I/O error / bad GS_* value──▶ finished / disabled  (never active again)
+//   GS_ON_DEMAND=1: first CUDA call ──▶ standby (listening on a control socket, recording
+//              nothing) ◀──gsctl start/stop──▶ active (one complete trace file per window)
 //   any      ──fork (child side)──▶ dormant again, state leaked; the child activates on ITS first
 //              CUDA call and writes its own file (its pid in the name). A child forked from an
 //              active parent never starts a CaptureSource (CUPTI can hang in such a child): it
@@ -44,7 +46,8 @@ void AgentSetCaptureSourceFactory(CaptureSourceFactory factory);
 void AgentSetApiNameFunction(ApiNameFunction names);
 
 // The recorder to hand an intercepted call to, or nullptr when the agent is dormant-and-failed,
-// disabled, finished, or when the calling thread is already inside the agent (re-entry).
+// disabled, finished, on demand between capture windows (kStandby), or when the calling thread is
+// already inside the agent (re-entry).
 // The first call in a process activates the agent (reads GS_*, opens the file, starts the writer
 // thread and the CaptureSource); after that it costs one atomic load. While another thread is
 // activating, callers wait (bounded) so that no call is lost; the activating thread itself, if a
@@ -72,6 +75,8 @@ enum class AgentState : int {
   kActive = 2,      // recording
   kDisabled = 3,    // GS_ENABLE=0/GS_DISABLE=1, bad GS_* value, or an internal/I-O failure
   kFinished = 4,    // final flush at exit done
+  kStandby = 5,     // GS_ON_DEMAND=1: activated and listening for gsctl, not recording; a capture
+                    // window switches to kActive and back (agent/control/, "on demand" in agent.cc)
 };
 AgentState AgentCurrentState();
 

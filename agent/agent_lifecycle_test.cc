@@ -197,7 +197,8 @@ TEST_F(AgentLifecycleTest, WriteErrorWhileRecordingDisablesOnceAndTheAppGoesOn) 
     return 0;
   });
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, HasSubstr("write failed: File too large; profiling disabled\n"));
+  EXPECT_THAT(r.stderr_text,
+              HasSubstr("write failed: File too large (RLIMIT_FSIZE is 65536 bytes); profiling disabled\n"));
   EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
 }
 

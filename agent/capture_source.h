@@ -36,6 +36,21 @@ class CaptureSource {
   // anything another thread might have been using.
   virtual void OnForkChild() = 0;
 
+  // On-demand capture windows (GS_ON_DEMAND=1). Pause ends a window: everything captured so far
+  // reaches the recorder (forced flush), then whatever costs the application while nobody
+  // records (CUPTI callbacks and activity kinds) is switched off. Resume starts the next window
+  // into the same recorder Start was given, saying the capture mode again (each window's trace
+  // has its own header). The defaults suit a source that cannot pause: Pause stops it for good
+  // and Resume fails (the agent then records host calls only).
+  virtual void Pause() {
+    Flush(true);
+    Stop();
+  }
+  virtual bool Resume(Recorder& recorder) {
+    (void)recorder;
+    return false;
+  }
+
   // --- Interposition support: the shim calls these around the GPU work it intercepts. ---
 
   // The CUPTI correlation id of the API call the calling thread is inside right now (set by the

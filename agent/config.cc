@@ -1,5 +1,6 @@
 #include "agent/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -89,9 +90,38 @@ bool ValidOutputPattern(std::string_view text) {
   return true;
 }
 
+// Names code to load (GS_CUPTI_LIBRARY): a setting whose name ends in _LIBRARY.
+bool NamesLibrary(const SettingSpec& s) {
+  const std::string_view env(s.env);
+  return env.size() > 8 && env.substr(env.size() - 8) == "_LIBRARY";
+}
+
+// Why a path-like value is refused, or nullptr. The agent writes only where GS_OUTPUT says and
+// loads only the library a *_LIBRARY setting names, so those values must say exactly one place:
+//   - no control characters (a newline in a path is a mistake or an attempt to forge log lines);
+//   - GS_OUTPUT: no ".." component (the output location is the folder written, not a walk out
+//     of it; relative paths without ".." are fine);
+//   - *_LIBRARY: an absolute path (a bare name would go through the loader's search path, a
+//     relative one through the job's working directory: neither is "the library it was told").
+const char* PathProblem(const SettingSpec& s, std::string_view text) {
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) return "control characters are not allowed in a path";
+  }
+  if (s.kind == Kind::kOutputPattern) {
+    for (size_t start = 0; start <= text.size();) {
+      const size_t slash = std::min(text.find('/', start), text.size());
+      if (text.substr(start, slash - start) == "..") return "'..' is not allowed in the output path";
+      start = slash + 1;
+    }
+  }
+  if (NamesLibrary(s) && !text.empty() && text[0] != '/') return "expected an absolute path";
+  return nullptr;
+}
+
 bool ParseInto(const SettingSpec& s, std::string_view text, std::string* out) {
   if (s.kind == Kind::kOutputPattern && !ValidOutputPattern(text)) return false;
   if (text.find('\0') != std::string_view::npos) return false;
+  if (PathProblem(s, text) != nullptr) return false;
   out->assign(text);
   return true;
 }
@@ -148,8 +178,12 @@ bool Apply(const SettingSpec& s, const char* text, T* out, std::string* error) {
     return false;
   }
   if (ParseInto(s, std::string_view(text, length), out)) return true;
-  *error = std::string(s.env) + "=" + Quote(std::string_view(text, length)) + ": " + Expected(s) +
-           "; profiling disabled";
+  const char* problem = nullptr;
+  if (s.kind == Kind::kText || s.kind == Kind::kOutputPattern) {
+    problem = PathProblem(s, std::string_view(text, length));
+  }
+  *error = std::string(s.env) + "=" + Quote(std::string_view(text, length)) + ": " +
+           (problem != nullptr ? problem : Expected(s)) + "; profiling disabled";
   return false;
 }
 

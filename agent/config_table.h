@@ -33,12 +33,22 @@
     "frame pointers), unwind (libunwind, CFI based).")                                           \
   X(stack_depth, int, kInt, GS_STACK_DEPTH, "32", 1, 128, "",                                    \
     "Maximum native frames kept per stack.")                                                     \
+  X(sample_hz, int, kInt, GS_SAMPLE_HZ, "100", 0, 5000, "",                                      \
+    "Wall-clock samples per second of each sampled thread (state, CPU time, native + Python "    \
+    "stack); 0 disables. 100 resolves the 10-100 ms idle gaps of a starved step into ~1-10 "      \
+    "samples each for about 0.1% of a core per thread; raise it for shorter gaps.")              \
+  X(sample_all_threads, bool, kBool, GS_SAMPLE_ALL_THREADS, "0", 0, 0, "",                       \
+    "0: sample the threads that issue CUDA work; 1: every thread of the process (input "          \
+    "threads, loaders) except the agent's own.")                                                 \
   X(buffer_mb, int, kInt, GS_BUFFER_MB, "64", 4, 4096, "",                                       \
     "Bound on the agent's recording buffers in MiB (per-thread rings and GPU records); when "    \
     "full, records are dropped and counted in the trace.")                                       \
   X(flush_ms, int, kInt, GS_FLUSH_MS, "100", 10, 60000, "",                                      \
     "Period in ms at which the writer thread writes a chunk to the file (rings are drained "     \
     "every 10 ms regardless).")                                                                  \
+  X(process_stats_ms, int, kInt, GS_PROCESS_STATS_MS, "500", 0, 60000, "",                      \
+    "Period in ms of the CPU time, state and I/O records of the traced process and the "         \
+    "processes it starts (DataLoader workers), with the host's cores and load; 0 disables.")     \
   X(cupti, CuptiMode, kEnum, GS_CUPTI, "auto", 0, 0, "auto|off",                                 \
     "auto: use CUPTI when it can be loaded and subscribed; off: interposition only.")            \
   X(cupti_library, std::string, kText, GS_CUPTI_LIBRARY, "", 0, 0, "",                           \
@@ -46,6 +56,7 @@
   X(log, LogLevel, kEnum, GS_LOG, "warn", 0, 0, "quiet|warn|info|debug",                         \
     "Verbosity of the agent's `gpustall:` lines on stderr.")                                     \
   X(on_demand, bool, kBool, GS_ON_DEMAND, "0", 0, 0, "",                                         \
-    "Reserved for gsrun --on-demand: load dormant and wait for gsctl (parsed, not yet acted on).")
+    "1: load dormant (nothing recorded) and listen for gsctl, which starts and stops capture "   \
+    "windows, one trace file each (gsrun --on-demand).")
 
 #endif  // GPUSTALL_AGENT_CONFIG_TABLE_H_

@@ -164,6 +164,8 @@ bool RingRecorder::TakeCaptureMode(std::string* mode, std::string* detail) {
   return true;
 }
 
+bool RingRecorder::CallingThreadInRecord() { return t_slot.busy; }
+
 ApiCallView RingRecorder::View(const RingRecordHeader& record) {
   static_assert(sizeof(PythonFrameRef) == sizeof(uint64_t), "Python frames take one PC slot each");
   const uint8_t* base = reinterpret_cast<const uint8_t*>(&record);

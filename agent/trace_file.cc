@@ -3,20 +3,38 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cstdint>
+#include <string>
 
 namespace gs {
 namespace {
 
 class PosixTraceFile final : public TraceFile {
  public:
-  explicit PosixTraceFile(int fd) : fd_(fd) {}
+  explicit PosixTraceFile(int fd) : fd_(fd) {
+    const off_t offset = lseek(fd, 0, SEEK_CUR);  // 0 for a new file; a pipe has none (-1)
+    offset_ = offset > 0 ? static_cast<uint64_t>(offset) : 0;
+  }
   ~PosixTraceFile() override {
     std::string ignored;
     Close(&ignored);
   }
 
   bool Append(const void* data, size_t size, std::string* error) override {
+    // RLIMIT_FSIZE: a write past it raises SIGXFSZ, whose default action kills the process. The
+    // writer thread blocks it (the write then fails with EFBIG), but the final flush at exit runs
+    // on an application thread: the agent must never be the reason the job dies, so it refuses
+    // the write itself. Read per append (a chunk every GS_FLUSH_MS): the job may change the limit.
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        offset_ + size > static_cast<uint64_t>(limit.rlim_cur)) {
+      *error = std::string(strerror(EFBIG)) + " (RLIMIT_FSIZE is " + std::to_string(limit.rlim_cur) +
+               " bytes)";
+      return false;
+    }
     const char* p = static_cast<const char*>(data);
     while (size > 0) {
       const ssize_t n = write(fd_, p, size);
@@ -31,6 +49,7 @@ class PosixTraceFile final : public TraceFile {
       }
       p += n;
       size -= static_cast<size_t>(n);
+      offset_ += static_cast<uint64_t>(n);
     }
     return true;
   }
@@ -48,6 +67,7 @@ class PosixTraceFile final : public TraceFile {
 
  private:
   int fd_;
+  uint64_t offset_ = 0;  // bytes in the file so far (the limit applies to the end offset)
 };
 
 }  // namespace

@@ -15,7 +15,8 @@ class TraceFile {
  public:
   virtual ~TraceFile() = default;
   // Writes all `size` bytes or fails; on failure returns false and sets *error to a short reason
-  // ("No space left on device"). The writer treats the first failure as final.
+  // ("No space left on device"). The writer treats the first failure as final. The POSIX file
+  // refuses a write that would pass RLIMIT_FSIZE (the kernel would raise SIGXFSZ: fatal by default).
   virtual bool Append(const void* data, size_t size, std::string* error) = 0;
   // Closes the file (idempotent). A failure here is reported like a write failure.
   virtual bool Close(std::string* error) = 0;

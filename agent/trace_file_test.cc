@@ -1,7 +1,10 @@
 #include "agent/trace_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -80,6 +83,34 @@ TEST(TraceFileTest, UnwritableFolderIsAnError) {
   auto file = CreateTraceFile("/nonexistent-folder/x.gstrace", &error);
   EXPECT_EQ(file, nullptr);
   EXPECT_FALSE(error.empty());
+}
+
+// A write past RLIMIT_FSIZE would raise SIGXFSZ (default action: terminate) on the calling thread,
+// which at exit is the application's: the file refuses it instead, and what fits stays written.
+TEST(TraceFileTest, RefusesToPassTheFileSizeLimitInsteadOfRaisingSigxfsz) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/t.gstrace";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_DFL);
+    rlimit limit{1000, 1000};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(10);
+    std::string error;
+    auto file = CreateTraceFile(path, &error);
+    if (file == nullptr) _exit(11);
+    const std::string block(600, 'x');
+    if (!file->Append(block.data(), block.size(), &error)) _exit(12);  // 600 <= 1000
+    if (file->Append(block.data(), block.size(), &error)) _exit(13);   // 1200 > 1000: refused
+    if (error != "File too large (RLIMIT_FSIZE is 1000 bytes)") _exit(14);
+    if (!file->Append(block.data(), 400, &error)) _exit(15);           // exactly 1000 still fits
+    _exit(file->Close(&error) ? 0 : 16);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(ReadAll(path).size(), 1000u);
 }
 
 }  // namespace

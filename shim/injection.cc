@@ -4,6 +4,8 @@
 //     LD_PRELOAD loaded the same file;
 //   * the library constructor, which only registers the capture source factory (no threads, no
 //     files, no CUDA: a process that never uses CUDA must not notice us, cupti-13.md §8.2);
+//   * InitializeInjectionNvtx2, which NVTX v3 calls (once per module that uses NVTX) when
+//     NVTX_INJECTION64_PATH names this library (cupti-13.md §5; agent/nvtx/nvtx_injection.h);
 //   * exec interposers, which flush the trace of this process image before it is replaced.
 #include <dlfcn.h>
 
@@ -14,6 +16,7 @@
 
 #include "agent/agent.h"
 #include "agent/config.h"
+#include "agent/nvtx/nvtx_injection.h"
 #include "agent/cupti/gpu_capture_source.h"
 #include "shim/cuda_api.h"
 #include "shim/interposed_call.h"
@@ -43,21 +46,26 @@ const char* ApiNameForTrace(gs::ApiSource source, uint16_t api_id) {
 // still activate the agent, and CUPTI sees their calls. The same file is loaded, so glibc hands the
 // driver this very instance: one agent either way. A value someone else set (Nsight, "none") is
 // left alone.
-void PointCudaInjectionAtSelf() {
-  const char* current = std::getenv("CUDA_INJECTION64_PATH");
+//
+// NVTX_INJECTION64_PATH likewise (cupti-13.md §5.1): NVTX v3 is header-only and cannot be
+// interposed; each module that uses it reads this variable at its first NVTX call and dlopens the
+// library it names, which then returns this very instance. Set before main, every module sees it.
+void PointInjectionAtSelf(const char* variable) {
+  const char* current = std::getenv(variable);
   if (current != nullptr && current[0] != '\0') return;
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&RegisterWithAgent), &info) == 0 || info.dli_fname == nullptr) return;
   char* path = realpath(info.dli_fname, nullptr);  // the driver may dlopen it after a chdir
   if (path == nullptr) return;
-  setenv("CUDA_INJECTION64_PATH", path, 0);
+  setenv(variable, path, 0);
   std::free(path);
 }
 
 __attribute__((constructor)) void RegisterWithAgent() {
   gs::AgentSetCaptureSourceFactory(&MakeSourceForShim);
   gs::AgentSetApiNameFunction(&ApiNameForTrace);
-  PointCudaInjectionAtSelf();
+  PointInjectionAtSelf("CUDA_INJECTION64_PATH");
+  PointInjectionAtSelf("NVTX_INJECTION64_PATH");
 }
 
 template <typename F>
@@ -74,6 +82,11 @@ int NoExec() {
 }  // namespace
 
 GS_EXPORT int InitializeInjection(void) { return gs::AgentInitializeInjection(); }
+
+// NVTX's NvtxInitializeInjectionNvtxFunc_t; the pointer type is NvtxGetExportTableFunc_t.
+GS_EXPORT int InitializeInjectionNvtx2(gs::NvtxGetExportTable get_export_table) {
+  return gs::NvtxInitializeInjection(get_export_table);
+}
 
 // glibc's execv/execvp/execl* call execve internally without going through the PLT, so each
 // public entry point an application uses is wrapped. (The variadic execl* family is not: they are

@@ -33,6 +33,17 @@ bool InterposedCall::BeginSlow(CudaApi api, uint64_t stream, CaptureThreadState&
   ++state.interposer_depth;
   Recorder* recorder = AgentRecorder();
   if (recorder == nullptr || !recorder->enabled()) {
+    // On demand between capture windows (GS_ON_DEMAND=1): nothing is recorded, but the few calls
+    // that change what a later window must know (pinned and managed ranges, the thread's device)
+    // still take effect, or a copy from a buffer pinned while dormant would look pageable.
+    if (InfoOf(api).effect != CudaApiEffect::kNone && AgentCurrentState() == AgentState::kStandby) {
+      state_ = &state;
+      recorder_ = nullptr;  // End: effects only
+      source_ = nullptr;
+      api_ = api;
+      paired_ = false;
+      return true;
+    }
     --state.interposer_depth;
     return false;
   }
@@ -51,6 +62,11 @@ bool InterposedCall::BeginSlow(CudaApi api, uint64_t stream, CaptureThreadState&
 }
 
 void InterposedCall::End(int result, const CudaCallFacts& facts, const void* params) {
+  if (recorder_ == nullptr) {  // on demand, between windows (BeginSlow)
+    ApplyCallEffect(api_, facts, result == 0, params, ProcessHostMemoryMap());
+    --state_->interposer_depth;
+    return;
+  }
   uint64_t exit_ns = MonotonicNs();
   const bool ok = result == 0;
   uint32_t correlation = source_ != nullptr ? source_->TakeCorrelationId() : 0;

@@ -18,7 +18,7 @@ foreach(line IN LISTS map_lines)
     list(APPEND expected ${CMAKE_MATCH_1})
   endif()
 endforeach()
-foreach(required InitializeInjection cudaMemcpy cudaMemcpyAsync cudaLaunchKernel __cudaLaunchKernel
+foreach(required InitializeInjection InitializeInjectionNvtx2 cudaMemcpy cudaMemcpyAsync cudaLaunchKernel __cudaLaunchKernel
                  __cudaLaunchKernel_ptsz cudaMemcpyAsync_ptsz cudaMemcpy_ptds cudaStreamSynchronize
                  cudaHostAlloc cudaFreeHost)
   if(NOT required IN_LIST expected)

@@ -114,11 +114,7 @@ bool CuptiSession::Start(Recorder& recorder, const Options& options, Failure* fa
   }
   // Callbacks for every runtime function of the interposer table, so that calls the shim cannot
   // see are recorded too. A cbid this CUPTI does not know is skipped.
-  for (size_t i = 0; i < kCudaApiCount; ++i) {
-    const CudaApiInfo& info = kCudaApiInfo[i];
-    if (!info.recorded) continue;
-    fn.cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, info.cupti_cbid);
-  }
+  EnableRuntimeCallbacks(true);
   if (fn.cuptiActivityFlushPeriod != nullptr && options.flush_period_ms > 0) {
     fn.cuptiActivityFlushPeriod(options.flush_period_ms);
   }
@@ -146,6 +142,39 @@ void CuptiSession::Stop() {
   // No unsubscribe/disable/finalize at exit: CUPTI's teardown at exit is where the known hangs and
   // crashes live (cupti-13.md §4.6); a stopped session only ignores what still arrives.
   state_.store(kStopped, std::memory_order_release);
+}
+
+void CuptiSession::EnableRuntimeCallbacks(bool enable) {
+  for (size_t i = 0; i < kCudaApiCount; ++i) {
+    const CudaApiInfo& info = kCudaApiInfo[i];
+    if (!info.recorded) continue;
+    library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, info.cupti_cbid);
+  }
+}
+
+void CuptiSession::Pause() {
+  if (state_.load(std::memory_order_acquire) != kRunning) return;
+  const CuptiFunctions& fn = library_.fn;
+  // Off first, then flush: every record of the window reaches the recorder, none after it.
+  EnableRuntimeCallbacks(false);
+  for (CUpti_ActivityKind kind : kActivityKinds) fn.cuptiActivityDisable(kind);
+  fn.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  state_.store(kPaused, std::memory_order_release);
+}
+
+bool CuptiSession::Resume() {
+  if (state_.load(std::memory_order_acquire) != kPaused) return false;
+  const CuptiFunctions& fn = library_.fn;
+  for (CUpti_ActivityKind kind : kActivityKinds) {
+    const CUptiResult r = fn.cuptiActivityEnable(kind);
+    if (r != CUPTI_SUCCESS && IsEssential(kind)) {
+      for (CUpti_ActivityKind k : kActivityKinds) fn.cuptiActivityDisable(k);
+      return false;
+    }
+  }
+  state_.store(kRunning, std::memory_order_release);
+  EnableRuntimeCallbacks(true);
+  return true;
 }
 
 void CuptiSession::OnForkChild() {

@@ -59,6 +59,12 @@ class CuptiSession {
   void Flush(bool forced);
   // Final forced flush; afterwards nothing reaches the recorder.
   void Stop();
+  // Between on-demand windows: callbacks and activity kinds off, then a forced flush of what was
+  // recorded; stays subscribed (CUPTI allows one subscriber: keeping the slot is what makes
+  // Resume possible). Resume switches them on again; false if CUPTI refuses (then paused still).
+  void Pause();
+  bool Resume();
+  bool paused() const { return state_.load(std::memory_order_acquire) == kPaused; }
   // After fork, in the child: CUPTI is dead here; never call it again.
   void OnForkChild();
 
@@ -71,7 +77,9 @@ class CuptiSession {
   static uint32_t TakeCorrelationId();
 
  private:
-  enum State : int { kIdle = 0, kRunning = 1, kStopped = 2, kDead = 3 };
+  enum State : int { kIdle = 0, kRunning = 1, kStopped = 2, kDead = 3, kPaused = 4 };
+  // Callbacks on/off for every recorded runtime function of the shim's table.
+  void EnableRuntimeCallbacks(bool enable);
 
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                   const void* cbdata);

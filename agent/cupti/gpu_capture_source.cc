@@ -61,6 +61,29 @@ void GpuCaptureSource::OnForkChild() {
   cupti_correlation_.store(false, std::memory_order_release);
 }
 
+void GpuCaptureSource::Pause() {
+  if (cupti_.active()) cupti_.Pause();
+  if (event_pairs_.exchange(false, std::memory_order_acq_rel)) {
+    timer_.Poll(true);  // pairs of the window's last work; the poller thread stays (idle)
+    paused_event_pairs_ = true;
+  }
+}
+
+bool GpuCaptureSource::Resume(Recorder& recorder) {
+  if (cupti_.paused()) {
+    if (!cupti_.Resume()) return false;
+    recorder.SetCaptureMode("cupti", detail_.c_str());
+    return true;
+  }
+  if (paused_event_pairs_) {
+    paused_event_pairs_ = false;
+    event_pairs_.store(true, std::memory_order_release);
+    recorder.SetCaptureMode("interposition", detail_.c_str());
+    return true;
+  }
+  return false;
+}
+
 uint32_t GpuCaptureSource::TakeCorrelationId() {
   return cupti_correlation_.load(std::memory_order_relaxed) ? CuptiSession::TakeCorrelationId() : 0;
 }

@@ -36,6 +36,8 @@ class GpuCaptureSource final : public CaptureSource {
   void Flush(bool forced) override;
   void Stop() override;
   void OnForkChild() override;
+  void Pause() override;
+  bool Resume(Recorder& recorder) override;
   uint32_t TakeCorrelationId() override;
   bool wants_event_pairs() const override { return event_pairs_.load(std::memory_order_acquire); }
   void BeforeGpuWork(uint64_t stream) override { timer_.BeforeGpuWork(stream); }
@@ -53,6 +55,7 @@ class GpuCaptureSource final : public CaptureSource {
   EventPairTimer timer_;
   std::atomic<bool> event_pairs_{false};
   std::atomic<bool> cupti_correlation_{false};
+  bool paused_event_pairs_ = false;  // Pause() switched event pairs off (Resume switches them on)
   std::string detail_;
 };
 

@@ -22,6 +22,9 @@ PythonLayout Make39() {
   l.line_format = PyLineTableFormat::kLnotab;
   l.ts_thread_id = 176;
   l.ts_frame = 24;
+  l.runtime_interpreters_head = 32;
+  l.interp_threads_head = 8;  // tstate_head
+  l.ts_next = 8;
   l.frame_previous = 24;
   l.frame_code = 32;
   l.frame_instr = 104;  // f_lasti, a byte offset in 3.9
@@ -59,6 +62,9 @@ PythonLayout Make311() {
   l.ts_thread_id = 152;
   l.ts_native_thread_id = 160;
   l.ts_frame = 56;  // cframe
+  l.runtime_interpreters_head = 40;
+  l.interp_threads_head = 16;  // threads.head
+  l.ts_next = 8;
   l.cframe_current_frame = 8;
   l.frame_previous = 48;
   l.frame_code = 32;
@@ -85,6 +91,7 @@ PythonLayout Make312() {
   l.minor = 12;
   l.ts_thread_id = 136;
   l.ts_native_thread_id = 144;
+  l.interp_threads_head = 72;
   l.cframe_current_frame = 0;
   l.frame_previous = 8;
   l.frame_code = 0;
@@ -108,6 +115,8 @@ PythonLayout Make313() {
   l.ts_native_thread_id = 160;
   l.ts_frame = 72;  // current_frame
   l.cframe_current_frame = kNoField;
+  l.runtime_interpreters_head = 632;
+  l.interp_threads_head = 7344;
   l.frame_code = 0;    // f_executable: a code object, or None in shim frames
   l.frame_instr = 56;  // instr_ptr
   l.code_adaptive = 200;
@@ -200,7 +209,8 @@ bool PythonLayoutFromDebugOffsets(const void* py_runtime, uint32_t version_hex, 
                              d.code_object.co_code_adaptive,   d.pyobject.ob_type,
                              d.bytes_object.ob_size,           d.bytes_object.ob_sval,
                              d.unicode_object.state,           d.unicode_object.length,
-                             d.unicode_object.asciiobject_size};
+                             d.unicode_object.asciiobject_size,
+                             d.runtime_state[2],               d.thread_state.next};
   for (uint64_t f : fields) {
     if (!Small(f)) {
       *why = "_PyRuntime.debug_offsets holds an implausible offset";
@@ -213,6 +223,11 @@ bool PythonLayoutFromDebugOffsets(const void* py_runtime, uint32_t version_hex, 
   l.ts_frame = static_cast<int>(d.thread_state.current_frame);
   l.ts_thread_id = static_cast<int>(d.thread_state.thread_id);
   l.ts_native_thread_id = static_cast<int>(d.thread_state.native_thread_id);
+  // runtime_state = {size, finalizing, interpreters_head}; interpreter_state[3] = threads_head
+  // (it may exceed 16 bits: the thread list sits deep inside PyInterpreterState).
+  l.runtime_interpreters_head = static_cast<int>(d.runtime_state[2]);
+  if (d.interpreter_state[3] < (1u << 20)) l.interp_threads_head = static_cast<int>(d.interpreter_state[3]);
+  l.ts_next = static_cast<int>(d.thread_state.next);
   l.frame_previous = static_cast<int>(d.interpreter_frame.previous);
   l.frame_code = static_cast<int>(d.interpreter_frame.executable);
   l.frame_instr = static_cast<int>(d.interpreter_frame.instr_ptr);

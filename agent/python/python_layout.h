@@ -40,6 +40,11 @@ struct PythonLayout {
   int ts_native_thread_id = kNoField;   // unsigned long, gettid() (3.11+)
   int ts_frame = kNoField;              // 3.9/3.10 frame, 3.11/3.12 cframe, 3.13 current_frame
   int cframe_current_frame = kNoField;  // _PyCFrame.current_frame (3.11/3.12)
+  // The interpreter's thread list, for reading OTHER threads (the sampler): _PyRuntime →
+  // interpreters.head → threads.head (tstate_head before 3.11) → PyThreadState.next.
+  int runtime_interpreters_head = kNoField;
+  int interp_threads_head = kNoField;
+  int ts_next = kNoField;
 
   // Frames (PyFrameObject for kFrameObject, _PyInterpreterFrame otherwise)
   int frame_previous = kNoField;    // f_back / previous

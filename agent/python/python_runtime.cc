@@ -139,6 +139,7 @@ PythonDetectResult DetectPythonRuntime(PythonRuntimeInfo* out, char* message, si
                   minor, micro, bad);
     return PythonDetectResult::kLayoutMismatch;
   }
+  info.py_runtime = reinterpret_cast<uintptr_t>(Sym("_PyRuntime"));
   // The evaluation loop's extent, for telling its native frames apart (stack merging).
   if (void* eval = Sym("_PyEval_EvalFrameDefault")) {
     Dl_info dl;

@@ -33,6 +33,7 @@ struct PythonRuntimeInfo {
   PyTypePointers types;
   void* (*get_this_thread_state)() = nullptr;  // PyGILState_GetThisThreadState
   int (*gil_check)() = nullptr;                // PyGILState_Check (GIL-free; 3.4+)
+  uintptr_t py_runtime = 0;                    // &_PyRuntime (0 if not exported): thread lists
   uintptr_t eval_frame_begin = 0;              // _PyEval_EvalFrameDefault [begin, end)
   uintptr_t eval_frame_end = 0;
 };

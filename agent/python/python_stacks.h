@@ -97,6 +97,22 @@ class PythonStackReader {
   // `*truncated` (optional) then says the stack is incomplete.
   int Capture(PythonFrameRef* out, int max_frames, bool* truncated = nullptr);
 
+  // --- Other threads (the sampler; python_threads.cc) ---
+  // The PyThreadState of the OS thread `tid` (gettid()), found by a guarded walk of the main
+  // interpreter's thread list, or 0 (not a Python thread, not enabled, list unreadable).
+  // 3.11+ match native_thread_id; 3.9/3.10 match thread_id (a pthread_t) through glibc's
+  // struct pthread, whose tid field offset is found once from the calling thread's own.
+  // Not async-signal-safe (it may compute that offset); call it from a sampler thread.
+  uintptr_t FindThreadState(uint64_t tid);
+  // The Python frames of ANOTHER thread, read from the calling thread, with every read guarded
+  // and validated as for Capture. First re-checks that `tstate` still belongs to `tid` (thread
+  // states are freed when threads exit). Meant for a thread blocked in a system call, whose
+  // frames do not change while it is blocked; a running thread's frames may be torn (the walk
+  // then ends early, `*truncated` set). Returns -1 when `tstate` no longer names `tid` (look it
+  // up again), 0 when it has no frames or the reader is not active yet.
+  int CaptureThread(uintptr_t tstate, uint64_t tid, PythonFrameRef* out, int max_frames,
+                    bool* truncated = nullptr);
+
   // Whether the calling thread holds the GIL right now: 1 yes, 0 no (released, e.g. inside a
   // ctypes/CDLL call or a blocking C call; or waiting for it), -1 unknown (not enabled, or no
   // Python thread state). For samples: "blocked on a futex" + 0 + a thread state means the
@@ -119,6 +135,7 @@ class PythonStackReader {
 
   int Walk(uintptr_t tstate, PythonFrameRef* out, int max_frames, WalkEnd* end);
   int CaptureAndValidate(PythonFrameRef* out, int max_frames, bool* truncated);
+  bool ThreadStateNames(uintptr_t tstate, uint64_t tid);
   void Disable(PythonStacksState state, const char* line);
   void Log(const char* line) const;
 
@@ -127,6 +144,7 @@ class PythonStackReader {
   PythonCodeTable code_table_;
   void (*log_)(const char*) = nullptr;
   std::atomic<uint64_t> truncated_{0};
+  std::atomic<int> pthread_tid_offset_{-1};  // glibc struct pthread: offset of `tid` (3.9/3.10)
 };
 
 }  // namespace gs

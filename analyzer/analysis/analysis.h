@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "analyzer/analysis/cause.h"
+#include "analyzer/analysis/multirank/multi_rank.h"
+#include "analyzer/analysis/input_workers.h"
+#include "analyzer/analysis/nvtx_ranges.h"
 #include "analyzer/model/trace_tables.h"
 #include "analyzer/model/types.h"
 
@@ -160,14 +163,19 @@ struct Analysis {
   TimeNs steady_idle_ns = 0;      // sum over devices
   std::vector<CauseShare> causes; // every cause, report order; shares sum to 1 when idle > 0
   std::array<TimeNs, kNumHostStates> host_work_states{};  // host_work split by samples
+  // The top stacks of each state's host work (idle_ns, share of steady idle; cause kHostWork).
+  std::array<std::vector<StackShare>, kNumHostStates> host_state_stacks;
   IntervalSummary intervals;
   std::vector<StackShare> top_stacks;
   StackTreeNode stack_tree;       // root: "all idle time"
   CopySummary copies;
   MemorySummary memory;
+  InputWorkersSummary input_workers;  // DataLoader workers and the host (input_workers.h)
+  std::vector<NvtxRangeStats> nvtx_ranges;  // GPU idle/busy per NVTX range (nvtx_ranges.h)
   std::vector<Recommendation> recommendations;
   std::vector<std::string> notes; // where the trace carries no evidence for a finer answer
   uint64_t events = 0;            // records analysed
+  RanksSection ranks;             // multi-rank: per-rank table and straggler (multirank/)
 
   // compute_busy / wall over all devices (weighted); 0 when there is no device.
   double Utilization() const;

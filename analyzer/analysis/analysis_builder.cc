@@ -95,6 +95,7 @@ Analysis AnalysisBuilder::Build() {
     CauseNs by_cause{};
   };
   absl::flat_hash_map<std::string, Merged> stacks;
+  std::array<absl::flat_hash_map<std::string, Merged>, kNumHostStates> state_stacks;
   CopyAccounting copies;
   double link_peak = 0;
   RecommendationContext ctx;
@@ -117,6 +118,11 @@ Analysis AnalysisBuilder::Build() {
       dominant[i] += r.dominant[i];
     }
     for (int i = 0; i < kNumHostStates; ++i) a.host_work_states[i] += r.host_states[i];
+    for (TraceResult::StateStack& s : r.state_stacks) {
+      Merged& m = state_stacks[static_cast<int>(s.state)][StackKey(s.frames)];
+      if (m.frames.empty()) m.frames = std::move(s.frames);
+      m.by_cause[static_cast<int>(Cause::kHostWork)] += s.ns;
+    }
     IntervalSummary& in = r.intervals;
     IntervalSummary& out = a.intervals;
     out.count += in.count;
@@ -159,8 +165,11 @@ Analysis AnalysisBuilder::Build() {
     any_samples |= r.has_samples;
     any_stacks |= r.has_stacks;
     any_calls |= r.has_api_calls;
+    MergeNvtxRanges(r.nvtx_ranges, &a.nvtx_ranges);
     a.traces.push_back(std::move(r.info));
   }
+
+  FinalizeNvtxRanges(&a.nvtx_ranges);
 
   // Causes: every cause, in report order; shares of the steady-state idle time.
   TimeNs total = Sum(causes);
@@ -204,6 +213,24 @@ Analysis AnalysisBuilder::Build() {
   });
   if (all.size() > options_.top_stacks) all.resize(options_.top_stacks);
   a.top_stacks = std::move(all);
+  // Per host state: its top stacks (a few: the report lists them under the state's share).
+  for (int st = 0; st < kNumHostStates; ++st) {
+    std::vector<StackShare>& out = a.host_state_stacks[st];
+    for (auto& [key, m] : state_stacks[st]) {
+      StackShare s;
+      s.frames = m.frames;
+      s.by_cause = m.by_cause;
+      s.idle_ns = Sum(m.by_cause);
+      s.cause = Cause::kHostWork;
+      s.share = total > 0 ? static_cast<double>(s.idle_ns) / total : 0;
+      out.push_back(std::move(s));
+    }
+    std::sort(out.begin(), out.end(), [](const StackShare& x, const StackShare& y) {
+      if (x.idle_ns != y.idle_ns) return x.idle_ns > y.idle_ns;
+      return StackKey(x.frames) < StackKey(y.frames);
+    });
+    if (out.size() > std::min<size_t>(3, options_.top_stacks)) out.resize(std::min<size_t>(3, options_.top_stacks));
+  }
 
   a.copies = copies.Summarize(link_peak);
 
@@ -240,6 +267,7 @@ Analysis AnalysisBuilder::Build() {
   if (mem.total_memory == 0 && peak > 0)
     a.notes.push_back("the trace does not give the devices' memory size: no 'memory near full' check");
 
+  a.input_workers = SummarizeInputWorkers(a.traces);
   a.recommendations = Recommend(a, ctx, options_);
   return a;
 }

@@ -1,6 +1,7 @@
 #include "analyzer/analysis/gap_classifier.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace gs::analyzer {
 
@@ -27,10 +28,11 @@ bool SameCall(const ApiCall& a, const ApiCall& b) {
 
 }  // namespace
 
-inline void GapClassifier::Add(IntervalVerdict* v, Cause cause, TimeNs ns, uint64_t key) const {
+inline void GapClassifier::Add(IntervalVerdict* v, Cause cause, TimeNs ns, uint64_t key, HostState state) const {
   if (ns <= 0) return;
   v->by_cause[static_cast<int>(cause)] += ns;
-  if (!v->charges.empty() && v->charges.back().key == key && v->charges.back().cause == cause) {
+  if (!v->charges.empty() && v->charges.back().key == key && v->charges.back().cause == cause &&
+      v->charges.back().state == state) {
     v->charges.back().ns += ns;
   } else {
     // Fields stored one by one: building a Charge on the stack and copying it as one 16-byte
@@ -38,6 +40,7 @@ inline void GapClassifier::Add(IntervalVerdict* v, Cause cause, TimeNs ns, uint6
     Charge& c = v->charges.emplace_back();
     c.key = key;
     c.cause = cause;
+    c.state = state;
     c.ns = ns;
   }
 }
@@ -50,20 +53,44 @@ inline void GapClassifier::HostSegment(IntervalVerdict* v, TimeNs a, TimeNs b, c
     Add(v, Cause::kLaunchOverhead, b - a, ChargeKey(next));
     return;
   }
-  // Samples of the thread inside [a, b) share the segment equally.
+  // Each sample of the thread stands for the time it is the nearest sample to: from the midpoint
+  // with the previous sample to the midpoint with the next (at most kMaxStandNs/2 each way; a
+  // thread's first/last sample reaches back/forward without bound). The part of those spans that
+  // falls in [a, b) is charged to the sample's stack and state, so a short segment between two
+  // calls is charged to the samples around it, not left unsampled, and samples that are not
+  // evenly spaced (a running thread's waits for its signal handler to run, later on a busy
+  // machine; a blocked thread's is taken on time) weigh what they cover, not one each.
   if (thread != nullptr && !thread->samples.empty()) {
+    constexpr TimeNs kMaxStandNs = 200000000;  // 200 ms: beyond that a neighbour is not one
     const RingDeque<Sample>& s = thread->samples;
-    size_t first = 0;
-    while (first < s.size() && s[first].time_ns < a) ++first;  // pruned: the front is near g0
-    size_t last = first;
-    while (last < s.size() && s[last].time_ns < b) ++last;
-    TimeNs n = static_cast<TimeNs>(last - first);
-    if (n > 0) {
-      TimeNs each = (b - a) / n, rest = (b - a) - each * n;
-      for (size_t i = first; i < last; ++i) {
-        TimeNs ns = each + (i + 1 == last ? rest : 0);
-        Add(v, Cause::kHostWork, ns, s[i].stack ? s[i].stack : ChargeKey(next));
-        v->host_states[static_cast<int>(HostStateFromThreadState(s[i].state))] += ns;
+    size_t i = 0;
+    while (i < s.size() && s[i].time_ns < a) ++i;  // pruned: the front is near g0
+    if (i > 0) --i;                                 // the last sample before a reaches into it
+    TimeNs covered_from = a;
+    TimeNs charged = 0;
+    for (; i < s.size(); ++i) {
+      const TimeNs t = s[i].time_ns;
+      TimeNs from = std::numeric_limits<TimeNs>::min(), to = std::numeric_limits<TimeNs>::max();
+      if (i > 0) from = std::max(t - (t - s[i - 1].time_ns) / 2, t - kMaxStandNs / 2);
+      if (i + 1 < s.size()) to = std::min(t + (s[i + 1].time_ns - t) / 2, t + kMaxStandNs / 2);
+      if (from >= b) break;
+      from = std::max(from, covered_from);
+      to = std::min(to, b);
+      if (to <= from) continue;
+      if (from > covered_from) {  // a hole between samples too far apart
+        Add(v, Cause::kHostWork, from - covered_from, ChargeKey(next));
+        v->host_states[static_cast<int>(HostState::kUnsampled)] += from - covered_from;
+      }
+      const HostState state = HostStateFromThreadState(s[i].state);
+      Add(v, Cause::kHostWork, to - from, s[i].stack ? s[i].stack : ChargeKey(next), state);
+      v->host_states[static_cast<int>(state)] += to - from;
+      charged += to - from;
+      covered_from = to;
+    }
+    if (charged > 0) {
+      if (covered_from < b) {
+        Add(v, Cause::kHostWork, b - covered_from, ChargeKey(next));
+        v->host_states[static_cast<int>(HostState::kUnsampled)] += b - covered_from;
       }
       return;
     }

@@ -48,6 +48,8 @@ inline uint64_t ChargeKey(const ApiCall& c) {
 struct Charge {
   uint64_t key = 0;
   Cause cause = Cause::kOther;
+  // kHostWork only: what the samples say the thread was doing (kUnsampled without samples).
+  HostState state = HostState::kUnsampled;
   TimeNs ns = 0;
 };
 
@@ -85,7 +87,8 @@ class GapClassifier {
                 IntervalVerdict* out) const;
 
  private:
-  void Add(IntervalVerdict* v, Cause cause, TimeNs ns, uint64_t key) const;
+  void Add(IntervalVerdict* v, Cause cause, TimeNs ns, uint64_t key,
+           HostState state = HostState::kUnsampled) const;
   void HostSegment(IntervalVerdict* v, TimeNs a, TimeNs b, const ApiCall* prev,
                    const ApiCall& next, const ThreadHistory* thread) const;
   void InCall(IntervalVerdict* v, TimeNs a, TimeNs b, const ApiCall& call) const;

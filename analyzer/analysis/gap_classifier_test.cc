@@ -172,12 +172,42 @@ TEST(GapClassifierTest, SamplesSplitHostWorkByStateAndStack) {
   for (int i = 0; i < 3; ++i) t.AddSample(1, (2 + i) * kMs, read, /*IO_WAIT=*/4);
   t.AddSample(1, 6 * kMs, decode, /*RUNNING=*/1);
   TraceResult r = t.Run();
-  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 7500 * kUs);
-  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 2500 * kUs);
+  // Host work [1 ms, 11 ms): each sample stands for the time it is the nearest sample to:
+  // 2 ms -> [1, 2.5), 3 ms -> [2.5, 3.5), 4 ms -> [3.5, 5), 6 ms -> [5, 11).
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 4 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 6 * kMs);
   TimeNs read_ns = 0;
   for (const auto& s : r.stacks)
     if (!s.frames.empty() && s.frames[0].function == "read_file") read_ns = s.by_cause[static_cast<int>(Cause::kHostWork)];
-  EXPECT_EQ(read_ns, 7500 * kUs);
+  EXPECT_EQ(read_ns, 4 * kMs);
+}
+
+TEST(GapClassifierTest, SegmentWithoutSamplesIsChargedToTheSamplesAroundIt) {
+  // No sample inside the host work [1 ms, 11 ms): the one at 0.5 ms stands for the time up to
+  // the midpoint with the next one (6.25 ms), the one at 12 ms for the rest.
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  uint32_t before = t.Stack({"decode@img.cc:5", "main"});
+  uint32_t after = t.Stack({"read_file@io.cc:10", "main"});
+  t.AddSample(1, 500 * kUs, before, /*RUNNING=*/1);
+  t.AddSample(1, 12 * kMs, after, /*IO_WAIT=*/4);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kUnsampled)], 0);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 5250 * kUs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 4750 * kUs);
+}
+
+TEST(GapClassifierTest, SparseSamplesStandForMoreTime) {
+  // A running thread's samples come late and sparse (its signal waits for the CPU), a blocked
+  // thread's on time: one CPU sample at 2 ms, then I/O samples every 0.5 ms from 8 ms on. By
+  // count the CPU phase would get 1/7 of the host work; by time it gets [1, 5) of [1, 11).
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  uint32_t cpu = t.Stack({"decode@img.cc:5", "main"});
+  uint32_t io = t.Stack({"read_file@io.cc:10", "main"});
+  t.AddSample(1, 2 * kMs, cpu, /*RUNNING=*/1);
+  for (int i = 0; i < 6; ++i) t.AddSample(1, 8 * kMs + i * 500 * kUs, io, /*IO_WAIT=*/4);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 4 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 6 * kMs);
 }
 
 TEST(GapClassifierTest, SubmittingThreadIsTheResumeCallsThread) {

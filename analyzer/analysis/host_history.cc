@@ -79,7 +79,8 @@ void Prune(ThreadHistory& h, TimeNs t) {
   auto& calls = h.calls;
   // Keep the last call that exited before t: it may be the preceding call of the next gap.
   while (calls.size() >= 2 && calls[1].exit_ns < t) calls.pop_front();
-  while (!h.samples.empty() && h.samples.front().time_ns < t) h.samples.pop_front();
+  // Keep the last sample before t too: it stands for time up to the midpoint with the next one.
+  while (h.samples.size() >= 2 && h.samples[1].time_ns < t) h.samples.pop_front();
 }
 }  // namespace
 

@@ -43,7 +43,7 @@ class HostHistory {
   TimeNs LastStreamWaitBefore(uint64_t stream, TimeNs t) const;
 
   // Forgets what no future gap can need: per thread, calls that exited before `t` except the
-  // last of them, and samples before `t`.
+  // last of them, and samples before `t` except the last of them (it stands for time after it).
   void PruneBefore(TimeNs t);
   // The same for one thread (cheap enough to call after every gap).
   void PruneThreadBefore(uint64_t tid, TimeNs t);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/analysis/units.h"
 
@@ -63,6 +64,49 @@ void HostBound(const Facts& f, std::vector<Recommendation>* out) {
                         " outside CUDA. Prefetch or parallelise input preparation "
                         "(more DataLoader workers, persistent_workers, prefetch_factor) or move it off "
                         "the submitting thread.");
+  out->push_back(std::move(r));
+}
+
+// What the input workers' own numbers (ProcessStats) say, when the GPU waits for input: only when
+// host-bound idle time reaches the threshold and the traces watched worker processes.
+void InputWorkers(const Facts& f, std::vector<Recommendation>* out) {
+  const InputWorkersSummary& w = f.a.input_workers;
+  const double share = f.Share(Cause::kHostWork);
+  if (share < f.opt.recommend_min_share || w.workers.empty()) return;
+  const std::string waiting = absl::StrCat(FormatPercent(share), " of idle time (", FormatDuration(f.Ns(Cause::kHostWork)),
+                                           ") is host-bound: the training process waits for input");
+  Recommendation r;
+  r.kind = "input_workers";
+  r.idle_share = share;
+  r.est_gain_ns = f.Ns(Cause::kHostWork);
+  switch (w.verdict) {
+    case WorkerVerdict::kCpuBound:
+      if (w.host.online_cores == 0 || w.host.idle_cores >= 1) {
+        r.text = absl::StrCat(w.evidence, ": input is CPU-bound — more workers would help",
+                              w.host.online_cores ? absl::StrCat(" (", absl::StrFormat("%.1f", w.host.idle_cores), " cores idle)") : "",
+                              "; ", waiting, ". Raise num_workers (", w.workers.size(),
+                              " now) toward the idle cores, or make each batch cheaper to prepare.");
+      } else {
+        r.text = absl::StrCat(w.evidence, ": input is CPU-bound and the host has no idle core (",
+                              FormatPercent(w.host.busy), " busy): more workers will not help; ", waiting,
+                              ". Make each batch cheaper (cache decoded/augmented data, lighter transforms, "
+                              "augment on the GPU) or use a host with more cores.");
+      }
+      break;
+    case WorkerVerdict::kStorageBound:
+      r.text = absl::StrCat(w.evidence, ": storage is the bottleneck; ", waiting,
+                            ". Cache the data set locally (local SSD, page cache, a preprocessed copy), "
+                            "prefetch more (prefetch_factor) or read in larger sequential chunks.");
+      break;
+    case WorkerVerdict::kWaiting:
+      r.est_gain_ns = 0;  // the workers' numbers do not say what would be gained
+      r.text = absl::StrCat(w.evidence, ": the workers are not the bottleneck, they wait on something else; ",
+                            waiting, ". Look at what they block on (a slow remote or pipe read, a lock, "
+                            "the queue hand-over) and at the prefetch depth.");
+      break;
+    default:
+      return;
+  }
   out->push_back(std::move(r));
 }
 
@@ -184,7 +228,8 @@ std::vector<Recommendation> Recommend(const Analysis& a, const RecommendationCon
   OutOfMemory(f, &out);  // an error is worth saying even on a busy device
   if (steady == 0 || static_cast<double>(f.idle) / steady < options.healthy_idle_share) return out;
   using Rule = void (*)(const Facts&, std::vector<Recommendation>*);
-  for (Rule rule : {HostBound, PinMemory, Allocator, LaunchBound, AfterSync, DeviceWait}) rule(f, &out);
+  // InputWorkers before HostBound: same gain, the more specific advice first (stable sort).
+  for (Rule rule : {InputWorkers, HostBound, PinMemory, Allocator, LaunchBound, AfterSync, DeviceWait}) rule(f, &out);
   // Largest estimated gain first (the out-of-memory error, which has none, stays in front).
   std::stable_sort(out.begin() + (out.empty() || out[0].kind != "out_of_memory" ? 0 : 1), out.end(),
                    [](const Recommendation& x, const Recommendation& y) { return x.est_gain_ns > y.est_gain_ns; });

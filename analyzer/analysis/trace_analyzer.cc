@@ -108,6 +108,11 @@ void TraceAnalyzer::OnMemoryEvent(const MemoryEvent& event) {
   memory_.AddEvent(event);
 }
 
+void TraceAnalyzer::OnNvtxRange(const NvtxRange& range) {
+  ++events_;
+  nvtx_.AddRange(range);  // not See(): ranges before the first CUDA record do not stretch the wall
+}
+
 void TraceAnalyzer::OnActivity(const GpuActivity& a) {
   ++events_;
   if (!IsDeviceWork(a.kind)) return;  // sync/memory records: not device work
@@ -172,6 +177,7 @@ void TraceAnalyzer::Process(const GpuActivity& a) {
       copies_.AddPageableCallTime(call->direction, call->exit_ns - call->enter_ns - wait);
     }
   }
+  nvtx_.AddBusy(a.start_ns, a.end_ns);
   DeviceTimeline::Gap gap = d.timeline.Add(a);
   if (gap.length() <= 0) return;
   ++d.gaps;
@@ -202,6 +208,17 @@ void TraceAnalyzer::Account(uint32_t device, const IntervalVerdict& v) {
       charge_cache_key_ = c.key;
     }
     (*charge_cache_)[static_cast<int>(c.cause)] += c.ns;
+    if (c.cause == Cause::kHostWork && c.state != HostState::kUnsampled)
+      state_charges_[static_cast<int>(c.state)][c.key] += c.ns;
+  }
+  if (nvtx_.enabled() && v.has_resume) {
+    // The charges are consecutive pieces of [start, end) on the resuming call's thread: NVTX
+    // ranges open there at the same time become outer frames of these stacks at Finish.
+    TimeNs t = v.start;
+    for (const Charge& c : v.charges) {
+      nvtx_.AddCharge(v.resume->thread, t, c.ns, c.key, c.cause);
+      t += c.ns;
+    }
   }
 
   TimeNs len = v.length();
@@ -370,7 +387,23 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
   r.dominant = dominant_;
   r.host_states = host_states_;
   r.intervals = intervals_;
-  for (const auto& [key, ns] : charges_) r.stacks.push_back({KeyFrames(key), ns});
+  // Idle time charged while NVTX ranges were open moves to the same stack under range frames.
+  NvtxAccounting::Result nvtx = nvtx_.Finish(tables_);
+  for (const auto& [key, ns] : nvtx.moved)
+    for (int i = 0; i < kNumCauses; ++i) charges_[key][i] -= ns[i];
+  for (int i = 0; i < kNumHostStates; ++i)
+    for (const auto& [key, ns] : state_charges_[i])
+      r.state_stacks.push_back({static_cast<HostState>(i), KeyFrames(key), ns});
+  for (const auto& [key, ns] : charges_) {
+    if (std::all_of(ns.begin(), ns.end(), [](TimeNs x) { return x == 0; })) continue;
+    r.stacks.push_back({KeyFrames(key), ns});
+  }
+  for (NvtxChargedStack& s : nvtx.stacks) {
+    std::vector<FrameInfo> frames = KeyFrames(s.key);
+    frames.insert(frames.end(), s.ranges.begin(), s.ranges.end());
+    r.stacks.push_back({std::move(frames), s.by_cause});
+  }
+  r.nvtx_ranges = std::move(nvtx.ranges);
   auto sites = [this](const absl::flat_hash_map<uint64_t, SiteAcc>& from, std::vector<Site>* to) {
     for (const auto& [key, acc] : from) {
       Site s;

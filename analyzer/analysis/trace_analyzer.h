@@ -26,6 +26,7 @@
 #include "analyzer/analysis/gap_classifier.h"
 #include "analyzer/analysis/host_history.h"
 #include "analyzer/analysis/memory_accounting.h"
+#include "analyzer/analysis/nvtx_ranges.h"
 #include "analyzer/analysis/options.h"
 #include "analyzer/model/record_sink.h"
 #include "analyzer/model/trace_tables.h"
@@ -45,6 +46,13 @@ struct TraceResult {
     CauseNs by_cause{};
   };
   std::vector<ChargedStack> stacks;
+  // Host-work idle by the sampled thread state, per stack (issue 5: "the stacks under each").
+  struct StateStack {
+    HostState state;
+    std::vector<FrameInfo> frames;
+    TimeNs ns;
+  };
+  std::vector<StateStack> state_stacks;
   CopyAccounting copies;
   double link_peak = 0;
   MemoryAccounting::Result memory;
@@ -53,6 +61,7 @@ struct TraceResult {
   uint64_t launch_calls = 0;          // kernel launch calls and their host time
   TimeNs launch_call_ns = 0;
   bool has_api_calls = false, has_stacks = false, has_samples = false;
+  std::vector<NvtxRangeStats> nvtx_ranges;  // GPU idle/busy per NVTX range (nvtx_ranges.h)
 };
 
 class TraceAnalyzer final : public RecordSink {
@@ -65,6 +74,10 @@ class TraceAnalyzer final : public RecordSink {
   void OnActivity(const GpuActivity& activity) override;
   void OnSample(const Sample& sample) override;
   void OnMemoryEvent(const MemoryEvent& event) override;
+  void OnNvtxRange(const NvtxRange& range) override;
+  // The trace captured NVTX (TraceInfo::nvtx): keep what per-range accounting needs from the
+  // first record on (it starts at the first range otherwise). Call before the first record.
+  void ExpectNvtx() { nvtx_.Enable(); }
 
   // Drains the sort window and builds the result. `info` supplies labels, devices, losses; the
   // analysis adds its own loss counters to it. Call once.
@@ -142,6 +155,7 @@ class TraceAnalyzer final : public RecordSink {
   std::array<TimeNs, kNumHostStates> host_states_{};
   IntervalSummary intervals_;
   absl::flat_hash_map<uint64_t, CauseNs> charges_;
+  std::array<absl::flat_hash_map<uint64_t, TimeNs>, kNumHostStates> state_charges_;  // host work
   absl::flat_hash_map<uint64_t, SiteAcc> resume_sites_, sync_sites_;
   // One-entry caches in front of charges_ and resume_sites_. A pointer into a flat_hash_map is
   // valid until that map's next insertion, so each is refreshed whenever its key changes.
@@ -151,6 +165,7 @@ class TraceAnalyzer final : public RecordSink {
   std::vector<Example> longest_;  // min-heap by length
   CopyAccounting copies_;
   MemoryAccounting memory_;
+  NvtxAccounting nvtx_;
 };
 
 // Histogram bucket bounds used for idle intervals (ns): [0,10µs), [10µs,100µs), ... [1s, inf).

@@ -12,8 +12,11 @@ std::string Usage() {
   return absl::StrCat(
       "usage: gsanalyze report TRACE... [--json | --format FORMAT] [--fail-under UTIL] [--width N]\n"
       "       gsanalyze dump TRACE\n"
-      "       gsanalyze export [--chrome OUT.json] [--collapsed OUT.txt] TRACE\n"
+      "       gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE\n"
       "       gsanalyze diff BEFORE AFTER [--json]   (several traces: BEFORE... -- AFTER...)\n"
+      "       gsanalyze html TRACE... -o OUT.html\n"
+      "       gsanalyze summarize TRACE -o SUMMARY   (report merges summaries of many ranks)\n"
+      "       gsanalyze export --tables DIR TRACE_OR_DIR...\n"
       "\n"
       "report   why the GPU was idle and which host code owns it (data loss first)\n"
       "         --json            the documented JSON schema (analyzer/JSON.md)\n"
@@ -22,8 +25,12 @@ std::string Usage() {
       "         --width N         terminal columns (default: $COLUMNS, the terminal, or 100)\n"
       "dump     every record of a trace as text\n"
       "export   --chrome: Chrome trace-event JSON (Perfetto UI, chrome://tracing);\n"
+      "         --kineto: the PyTorch profiler's JSON (TensorBoard, Holistic Trace Analysis);\n"
       "         --collapsed: idle ns by host stack, folded (flamegraph.pl, speedscope)\n"
+      "         --tables DIR: idle intervals, stacks, per-rank summaries as CSV and JSON lines\n"
+      "summarize a small per-rank summary; report TRACE_OR_SUMMARY_OR_DIR... merges a job's ranks\n"
       "diff     utilisation, idle by cause and the stacks whose idle grew or shrank, before -> after\n"
+      "html     one self-contained page: timeline, host threads, idle flame graph, causes, advice\n"
       "\n"
       "exit codes: 0 ok, 1 below --fail-under, 2 bad input (usage, not a trace, newer version,\n"
       "unreadable); a cut trace is analysed up to its last complete chunk, with a warning.\n");
@@ -43,7 +50,7 @@ absl::StatusOr<double> ParseUtilization(const std::string& text) {
 
 absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
   CliArgs out;
-  if (args.empty()) return absl::InvalidArgumentError("missing subcommand (report, dump, export or diff)");
+  if (args.empty()) return absl::InvalidArgumentError("missing subcommand (report, dump, export, diff or html)");
   const std::string& sub = args[0];
   if (sub == "help" || sub == "--help" || sub == "-h") return out;
   if (sub == "report") {
@@ -54,9 +61,13 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
     out.command = Subcommand::kExport;
   } else if (sub == "diff") {
     out.command = Subcommand::kDiff;
+  } else if (sub == "html") {
+    out.command = Subcommand::kHtml;
+  } else if (sub == "summarize") {
+    out.command = Subcommand::kSummarize;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown subcommand '", sub, "' (report, dump, export or diff)"));
+        absl::StrCat("unknown subcommand '", sub, "' (report, dump, export, diff or html)"));
   }
   bool after_separator = false;  // diff: "--" seen
   for (size_t i = 1; i < args.size(); ++i) {
@@ -84,6 +95,14 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
       if (absl::Status s = value("--chrome", &out.chrome_out); !s.ok()) return s;
     } else if (out.command == Subcommand::kExport && is("--collapsed")) {
       if (absl::Status s = value("--collapsed", &out.collapsed_out); !s.ok()) return s;
+    } else if (out.command == Subcommand::kExport && is("--tables")) {
+      if (absl::Status s = value("--tables", &out.tables_dir); !s.ok()) return s;
+    } else if (out.command == Subcommand::kSummarize && (a == "-o" || is("--output"))) {
+      if (absl::Status s = value(a == "-o" ? "-o" : "--output", &out.summary_out); !s.ok()) return s;
+    } else if (out.command == Subcommand::kExport && is("--kineto")) {
+      if (absl::Status s = value("--kineto", &out.kineto_out); !s.ok()) return s;
+    } else if (out.command == Subcommand::kHtml && (a == "-o" || is("--output"))) {
+      if (absl::Status s = value(a == "-o" ? "-o" : "--output", &out.html_out); !s.ok()) return s;
     } else if ((out.command == Subcommand::kReport || out.command == Subcommand::kDiff) && a == "--json") {
       out.format = "json";
     } else if (out.command == Subcommand::kReport && is("--format")) {
@@ -121,11 +140,23 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
     }
     return out;
   }
+  if (out.command == Subcommand::kExport && !out.tables_dir.empty()) {
+    if (!out.chrome_out.empty() || !out.kineto_out.empty() || !out.collapsed_out.empty())
+      return absl::InvalidArgumentError("export: --tables goes alone (it takes several traces)");
+    if (out.traces.empty()) return absl::InvalidArgumentError("export --tables: no trace or folder given");
+    return out;
+  }
+  if (out.command == Subcommand::kSummarize) {
+    if (out.traces.size() != 1) return absl::InvalidArgumentError("summarize: exactly one trace file");
+    if (out.summary_out.empty()) return absl::InvalidArgumentError("summarize: give -o SUMMARY");
+  }
   if (out.command == Subcommand::kExport) {
-    if (out.chrome_out.empty() && out.collapsed_out.empty())
-      return absl::InvalidArgumentError("export: give --chrome OUT.json and/or --collapsed OUT.txt");
+    if (out.chrome_out.empty() && out.kineto_out.empty() && out.collapsed_out.empty())
+      return absl::InvalidArgumentError("export: give --chrome OUT.json, --kineto OUT.json and/or --collapsed OUT.txt");
     if (out.traces.size() != 1) return absl::InvalidArgumentError("export: exactly one trace file");
   }
+  if (out.command == Subcommand::kHtml && out.html_out.empty())
+    return absl::InvalidArgumentError("html: give -o OUT.html");
   if (out.traces.empty()) return absl::InvalidArgumentError(absl::StrCat(sub, ": no trace file given"));
   if (out.command == Subcommand::kDump && out.traces.size() != 1)
     return absl::InvalidArgumentError("dump: exactly one trace file");

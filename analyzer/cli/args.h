@@ -2,8 +2,9 @@
 //
 //   gsanalyze report TRACE... [--json] [--format text|json] [--fail-under UTIL] [--width N]
 //   gsanalyze dump TRACE
-//   gsanalyze export [--chrome OUT.json] [--collapsed OUT.txt] TRACE
+//   gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE
 //   gsanalyze diff BEFORE AFTER [--json]      (or BEFORE... -- AFTER... for several traces)
+//   gsanalyze html TRACE... -o OUT.html
 //   gsanalyze help | --help
 //
 // Hand-parsed rather than absl::flags: subcommands with positional arguments, and a parser that
@@ -26,7 +27,7 @@ enum ExitCode : int {
   kExitBadInput = 2,        // bad usage, not a trace, newer schema, unreadable
 };
 
-enum class Subcommand { kHelp, kReport, kDump, kExport, kDiff };
+enum class Subcommand { kHelp, kReport, kDump, kExport, kDiff, kHtml, kSummarize };
 
 struct CliArgs {
   Subcommand command = Subcommand::kHelp;
@@ -34,6 +35,13 @@ struct CliArgs {
   std::vector<std::string> after_traces;  // diff: the AFTER traces
   std::string chrome_out;                 // export --chrome
   std::string collapsed_out;              // export --collapsed
+  std::string kineto_out;                 // export --kineto
+  // Not flags: main() sets them from the real streams (cli/terminal.h), tests set them directly.
+  bool color = false;                     // stdout is a terminal and NO_COLOR is unset/empty
+  bool progress = false;                  // stderr is a terminal: draw a progress line
+  std::string html_out;                   // html -o
+  std::string summary_out;                // summarize -o
+  std::string tables_dir;                 // export --tables (several traces or folders)
   std::string format = "text";          // --json is --format json
   std::optional<double> fail_under;     // a fraction 0..1
   int width = 0;                        // 0: $COLUMNS, else the terminal's, else 100

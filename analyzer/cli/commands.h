@@ -14,6 +14,9 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err);
 int RunDump(const CliArgs& args, std::ostream& out, std::ostream& err);
 int RunExport(const CliArgs& args, std::ostream& out, std::ostream& err);
 int RunDiff(const CliArgs& args, std::ostream& out, std::ostream& err);
+int RunHtml(const CliArgs& args, std::ostream& out, std::ostream& err);
+int RunSummarize(const CliArgs& args, std::ostream& out, std::ostream& err);      // multirank
+int RunExportTables(const CliArgs& args, std::ostream& out, std::ostream& err);   // multirank
 
 }  // namespace gs::analyzer::cli
 

@@ -18,6 +18,15 @@ TEST(ExportArgsTest, ExportTakesOutputsAndOneTrace) {
   EXPECT_FALSE(ParseArgs({"export", "--json", "--chrome", "t.json", "a"}).ok()); // report's flag
 }
 
+TEST(ExportArgsTest, KinetoIsAnOutputOfItsOwn) {
+  absl::StatusOr<CliArgs> a = ParseArgs({"export", "--kineto=k.json", "x.gstrace"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->kineto_out, "k.json");
+  EXPECT_TRUE(a->chrome_out.empty());
+  EXPECT_FALSE(ParseArgs({"export", "--kineto"}).ok());                       // no value
+  EXPECT_FALSE(ParseArgs({"report", "--kineto", "k.json", "x.gstrace"}).ok());  // export's flag
+}
+
 TEST(ExportArgsTest, DiffSplitsBeforeAndAfter) {
   absl::StatusOr<CliArgs> a = ParseArgs({"diff", "before.gstrace", "after.gstrace", "--json"});
   ASSERT_TRUE(a.ok()) << a.status();

@@ -1,10 +1,14 @@
 // gsanalyze — parses the command line and dispatches to one subcommand (cli/commands.h).
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/terminal.h"
 
 int main(int argc, char** argv) {
   using namespace gs::analyzer::cli;
@@ -14,6 +18,8 @@ int main(int argc, char** argv) {
     std::cerr << "gsanalyze: " << parsed.status().message() << "\n" << Usage();
     return kExitBadInput;
   }
+  parsed->color = ColorWanted(IsTerminal(STDOUT_FILENO), std::getenv("NO_COLOR"));
+  parsed->progress = IsTerminal(STDERR_FILENO);
   switch (parsed->command) {
     case Subcommand::kHelp:
       std::cout << Usage();
@@ -23,9 +29,14 @@ int main(int argc, char** argv) {
     case Subcommand::kDump:
       return RunDump(*parsed, std::cout, std::cerr);
     case Subcommand::kExport:
+      if (!parsed->tables_dir.empty()) return RunExportTables(*parsed, std::cout, std::cerr);
       return RunExport(*parsed, std::cout, std::cerr);
     case Subcommand::kDiff:
       return RunDiff(*parsed, std::cout, std::cerr);
+    case Subcommand::kHtml:
+      return RunHtml(*parsed, std::cout, std::cerr);
+    case Subcommand::kSummarize:
+      return RunSummarize(*parsed, std::cout, std::cerr);
   }
   return kExitBadInput;
 }

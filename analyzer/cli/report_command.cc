@@ -6,8 +6,10 @@
 
 #include "absl/strings/numbers.h"
 #include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/analysis/multirank/job_inputs.h"
 #include "analyzer/analysis/units.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/progress.h"
 #include "analyzer/report/report.h"
 
 namespace gs::analyzer::cli {
@@ -25,7 +27,29 @@ int TerminalWidth() {
 }  // namespace
 
 int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<Analysis> analysis = AnalyzeTraces(args.traces);
+  // Folders (a job's run folder) and summaries (gsanalyze summarize) as well as traces; a job of
+  // several ranks, or a trace with a rank, gets the ranks section (analysis/multirank/).
+  absl::StatusOr<JobInputs> inputs = CollectJobInputs(args.traces);
+  if (!inputs.ok()) {
+    err << "gsanalyze: " << inputs.status().message() << "\n";
+    return kExitBadInput;
+  }
+  ProgressLine progress(&err, args.progress);  // on a terminal only; erased before the report
+  const std::vector<std::string>& traces = inputs->traces;
+  absl::StatusOr<Analysis> analysis =
+      inputs->summaries.empty()
+          ? AnalyzeTraces(traces, AnalysisOptions(),
+                          [&](size_t i, uint64_t read, uint64_t size) {
+                            progress.Update(i, traces.size(), traces[i], read, size);
+                          })
+          : AnalysisFromJobSummaries(*inputs);
+  if (analysis.ok() && inputs->summaries.empty() &&
+      (inputs->traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
+    absl::StatusOr<RanksSection> ranks = AnalyzeJobRanks(*inputs);
+    if (!ranks.ok()) analysis = ranks.status();
+    else analysis->ranks = std::move(*ranks);
+  }
+  progress.Finish();
   if (!analysis.ok()) {
     err << "gsanalyze: " << analysis.status().message() << "\n";
     return kExitBadInput;
@@ -33,6 +57,7 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   for (const std::string& w : analysis->warnings) err << "gsanalyze: warning: " << w << "\n";
   ReportOptions options;
   options.width = args.width > 0 ? args.width : TerminalWidth();
+  options.color = args.color;  // only the text format uses it
   const ReportFormat* format = FindReportFormat(args.format);
   if (format == nullptr) {  // ParseArgs checks; kept for callers that build CliArgs themselves
     err << "gsanalyze: unknown format '" << args.format << "'\n";

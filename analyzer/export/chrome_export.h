@@ -10,10 +10,8 @@
 //   Flow arrows ("s" on the call, "f" with bp "e" on the activity) join each launch/copy/memset
 //   call to its first GPU activity by correlation id.
 //
-// Two streaming passes over the file: the records as they are (names, NVTX, flows), then the
-// analysis itself for the idle intervals (TraceAnalyzer with an interval observer: the same gaps
-// and verdicts as the report). Memory: unmatched
-// correlations, one rendered stack per distinct stack, the analysis' sort window.
+// The walk (two streaming passes: records, then the analysis' idle intervals) is shared with the
+// Kineto export: trace_event_export.h. This file is the Chrome dialect of it.
 #ifndef GPUSTALL_ANALYZER_EXPORT_CHROME_EXPORT_H_
 #define GPUSTALL_ANALYZER_EXPORT_CHROME_EXPORT_H_
 
@@ -23,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzer/analysis/options.h"
+#include "analyzer/export/trace_event_export.h"
 #include "analyzer/model/types.h"
 
 namespace gs::analyzer {
@@ -32,15 +31,7 @@ inline constexpr int64_t kIdleTid = 0;
 inline int64_t GpuPid(uint32_t device) { return kGpuPidBase + device; }
 inline int64_t StreamTid(uint32_t stream) { return int64_t{1} + stream; }
 
-struct ChromeExportStats {
-  uint64_t events = 0;           // JSON events written
-  uint64_t api_calls = 0;
-  uint64_t gpu_activities = 0;   // kernels, copies, memsets, collectives with times
-  uint64_t flows = 0;            // s/f pairs
-  uint64_t nvtx_ranges = 0;
-  uint64_t idle_intervals = 0;
-  TimeNs idle_ns = 0;
-};
+using ChromeExportStats = TraceEventExportStats;
 
 // Errors as AnalyzeTraces' (not a trace, newer version, unreadable; one line naming the file),
 // or an I/O error writing `out`. Nothing is written to `out` before the trace has been opened.

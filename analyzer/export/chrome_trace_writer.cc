@@ -36,8 +36,8 @@ std::string JsonQuote(std::string_view s) {
   return out;
 }
 
-ChromeTraceWriter::ChromeTraceWriter(std::ostream* out) : out_(*out) {
-  out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+ChromeTraceWriter::ChromeTraceWriter(std::ostream* out, std::string_view leading_members) : out_(*out) {
+  out_ << "{" << leading_members << (leading_members.empty() ? "" : ",") << "\"traceEvents\":[";
 }
 
 void ChromeTraceWriter::Begin() {
@@ -74,26 +74,26 @@ void ChromeTraceWriter::Complete(int64_t pid, int64_t tid, int64_t ts_ns, int64_
                                  std::string_view args_json) {
   Begin();
   out_ << "{\"name\":" << JsonQuote(name) << ",\"cat\":" << JsonQuote(category)
-       << ",\"ph\":\"X\",\"ts\":" << Micros(ts_ns) << ",\"dur\":" << Micros(dur_ns) << ",\"pid\":" << pid
+       << ",\"ph\":\"X\",\"ts\":" << Micros(ts_ns - origin_ns_) << ",\"dur\":" << Micros(dur_ns) << ",\"pid\":" << pid
        << ",\"tid\":" << tid;
   if (!args_json.empty()) out_ << ",\"args\":" << args_json;
   out_ << "}";
 }
 
 void ChromeTraceWriter::Flow(uint64_t id, int64_t pid_s, int64_t tid_s, int64_t ts_s_ns, int64_t pid_f,
-                             int64_t tid_f, int64_t ts_f_ns, std::string_view name) {
-  std::string quoted = JsonQuote(name);
+                             int64_t tid_f, int64_t ts_f_ns, std::string_view name, std::string_view category) {
+  const std::string quoted = JsonQuote(name), cat = JsonQuote(category);
   Begin();
-  out_ << "{\"name\":" << quoted << ",\"cat\":\"launch\",\"ph\":\"s\",\"id\":" << id
-       << ",\"ts\":" << Micros(ts_s_ns) << ",\"pid\":" << pid_s << ",\"tid\":" << tid_s << "}";
+  out_ << "{\"name\":" << quoted << ",\"cat\":" << cat << ",\"ph\":\"s\",\"id\":" << id
+       << ",\"ts\":" << Micros(ts_s_ns - origin_ns_) << ",\"pid\":" << pid_s << ",\"tid\":" << tid_s << "}";
   Begin();
-  out_ << "{\"name\":" << quoted << ",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" << id
-       << ",\"ts\":" << Micros(ts_f_ns) << ",\"pid\":" << pid_f << ",\"tid\":" << tid_f << "}";
+  out_ << "{\"name\":" << quoted << ",\"cat\":" << cat << ",\"ph\":\"f\",\"bp\":\"e\",\"id\":" << id
+       << ",\"ts\":" << Micros(ts_f_ns - origin_ns_) << ",\"pid\":" << pid_f << ",\"tid\":" << tid_f << "}";
 }
 
-bool ChromeTraceWriter::Close() {
+bool ChromeTraceWriter::Close(std::string_view trailing_members) {
   if (!closed_) {
-    out_ << "\n]}\n";
+    out_ << "\n]" << (trailing_members.empty() ? "" : ",") << trailing_members << "}\n";
     out_.flush();
     closed_ = true;
   }

@@ -2,7 +2,10 @@
 // Google's Trace Event Format document, which Perfetto UI and chrome://tracing load) to a stream,
 // one event at a time, so that exporting a big trace never holds its events in memory.
 //
-// Times are given in nanoseconds and written as microseconds with three decimals (exact).
+// Times are given in nanoseconds and written as microseconds with three decimals (exact), less a
+// time origin that a dialect may set (Kineto's timestamps are relative to "baseTimeNanoseconds").
+// The members around "traceEvents" are the dialect's (Chrome: displayTimeUnit; Kineto: schema
+// version, distributedInfo, deviceProperties, base time).
 // Thread safety: none. Lifetimes: `out` outlives the writer; call Close() once at the end.
 #ifndef GPUSTALL_ANALYZER_EXPORT_CHROME_TRACE_WRITER_H_
 #define GPUSTALL_ANALYZER_EXPORT_CHROME_TRACE_WRITER_H_
@@ -19,7 +22,12 @@ std::string JsonQuote(std::string_view s);
 
 class ChromeTraceWriter {
  public:
-  explicit ChromeTraceWriter(std::ostream* out);
+  // `leading_members`: JSON object members written before "traceEvents" ("\"k\":v,..."; may be "").
+  explicit ChromeTraceWriter(std::ostream* out,
+                             std::string_view leading_members = "\"displayTimeUnit\":\"ns\"");
+
+  // Subtracted from every event timestamp written from now on (metadata events stay at 0).
+  void set_time_origin(int64_t origin_ns) { origin_ns_ = origin_ns; }
 
   // ph "M": process_name / thread_name / *_sort_index.
   void ProcessName(int64_t pid, std::string_view name);
@@ -32,14 +40,16 @@ class ChromeTraceWriter {
   // A flow arrow from the slice enclosing (pid_s, tid_s, ts_s_ns) to the slice enclosing
   // (pid_f, tid_f, ts_f_ns): one ph "s" and one ph "f" (bp "e") event with the same id.
   void Flow(uint64_t id, int64_t pid_s, int64_t tid_s, int64_t ts_s_ns, int64_t pid_f, int64_t tid_f,
-            int64_t ts_f_ns, std::string_view name);
-  // Ends the array and the object. Returns false when the stream failed.
-  bool Close();
+            int64_t ts_f_ns, std::string_view name, std::string_view category = "launch");
+  // Ends the array, writes `trailing_members` (as leading_members; may be "") and ends the object.
+  // Returns false when the stream failed.
+  bool Close(std::string_view trailing_members = "");
   uint64_t events() const { return events_; }
 
  private:
   void Begin();  // separator before an event
   std::ostream& out_;
+  int64_t origin_ns_ = 0;
   uint64_t events_ = 0;
   bool closed_ = false;
 };

@@ -1,6 +1,10 @@
 #include "analyzer/model/importer.h"
 
+#include <limits>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
+#include "analyzer/model/process_stats_import.h"
 #include "analyzer/reader/trace_reader.h"
 
 namespace gs::analyzer {
@@ -19,6 +23,9 @@ class TraceImporter::ReaderTables final : public TraceTables {
   std::string ThreadName(uint64_t tid) const override {
     const tr::ThreadInfo* info = t_.thread(tid);
     return info ? info->name() : std::string();
+  }
+  std::string StringValue(uint32_t id) const override {
+    return id != 0 && t_.has_string(id) ? std::string(t_.string(id)) : std::string();
   }
   std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const override {
     std::vector<FrameInfo> out;
@@ -84,10 +91,40 @@ GpuActivity Convert(const trace::GpuActivityRecord& r) {
 
 }  // namespace
 
+// The analysis keeps per-time-bin state (utilisation every 1/6 s): a timestamp from a damaged
+// or hostile file (one flipped high bit is 146 years) must not size it. Real traces span hours
+// to days: a window of 14 days from the trace's start bounds that state to a few tens of MiB,
+// and no CUDA call or GPU operation lasts a week.
+constexpr uint64_t kDayNs = 86'400'000'000'000ull;
+constexpr uint64_t kMaxTraceSpanNs = 14 * kDayNs;
+constexpr uint64_t kMaxRecordNs = 7 * kDayNs;
+
+bool TraceImporter::Plausible(uint64_t start_ns, uint64_t end_ns) {
+  if (anchor_ns_ == 0) anchor_ns_ = start_ns;  // no start clock in the header: the first record
+  // A day of slack before the start: records may precede the header's clock reading a little.
+  const uint64_t lo = anchor_ns_ > kDayNs ? anchor_ns_ - kDayNs : 0;
+  const uint64_t hi = anchor_ns_ > ~uint64_t{0} - kMaxTraceSpanNs ? ~uint64_t{0}
+                                                                   : anchor_ns_ + kMaxTraceSpanNs;
+  const bool ok = start_ns >= lo && start_ns <= hi && end_ns >= start_ns &&
+                  end_ns - start_ns <= kMaxRecordNs &&
+                  end_ns <= static_cast<uint64_t>(std::numeric_limits<TimeNs>::max());
+  if (!ok) ++implausible_records_;
+  return ok;
+}
+
 TraceImporter::~TraceImporter() = default;
 
 absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Open(const std::string& path) {
-  auto reader = reader::TraceReader::Open(path);
+  return Wrap(reader::TraceReader::Open(path), path);
+}
+
+absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::FromBuffer(std::string bytes,
+                                                                         const std::string& name) {
+  return Wrap(reader::TraceReader::FromBuffer(std::move(bytes), nullptr, name), name);
+}
+
+absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Wrap(
+    absl::StatusOr<std::unique_ptr<reader::TraceReader>> reader, const std::string& path) {
   if (!reader.ok()) {
     // The reader's messages name the file already when it could open it; make sure they do.
     std::string msg(reader.status().message());
@@ -102,6 +139,7 @@ absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Open(const std::st
   imp->info_.host = h.host_name();
   imp->info_.pid = h.pid();
   if (h.has_rank()) imp->info_.rank = h.rank();
+  imp->anchor_ns_ = h.start_clock().monotonic_ns();
   imp->UpdateInfo();
   return imp;
 }
@@ -112,6 +150,7 @@ void TraceImporter::UpdateInfo() {
   info_.native_stacks = cap.native_stacks();
   info_.python_stacks = cap.python_stacks();
   info_.sampling = cap.sampling();
+  info_.nvtx = cap.nvtx();
   info_.devices.clear();
   for (const tr::DeviceInfo& d : reader_->devices()) {
     DeviceDescription desc;
@@ -131,7 +170,7 @@ void TraceImporter::UpdateInfo() {
   l.samples_dropped = st.samples_dropped();
   l.stacks_truncated = st.stacks_truncated();
   l.activities_without_time = st.activities_without_time();
-  l.corrupt_frames = rs.corrupt_frames + rs.bad_batches;
+  l.corrupt_frames = rs.corrupt_frames + rs.bad_batches + implausible_records_;
   l.missing_chunks = rs.missing_chunks;
   l.truncated_bytes = rs.truncated_bytes;
   l.clean_end = rs.clean_end;
@@ -143,9 +182,14 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
     absl::StatusOr<bool> more = reader_->Next(&ev);
     if (!more.ok()) return absl::Status(more.status().code(), absl::StrCat(info_.path, ": ", more.status().message()));
     if (!*more) break;
-    for (const trace::ApiCallRecord& r : ev.api_calls) sink->OnApiCall(Convert(r));
-    for (const trace::GpuActivityRecord& r : ev.activities) sink->OnActivity(Convert(r));
+    for (const trace::ApiCallRecord& r : ev.api_calls) {
+      if (Plausible(r.enter_ns, r.exit_ns)) sink->OnApiCall(Convert(r));
+    }
+    for (const trace::GpuActivityRecord& r : ev.activities) {
+      if (Plausible(r.start_ns, r.end_ns)) sink->OnActivity(Convert(r));
+    }
     for (const trace::SampleRecord& r : ev.samples) {
+      if (!Plausible(r.time_ns, r.time_ns)) continue;
       Sample s;
       s.time_ns = static_cast<TimeNs>(r.time_ns);
       s.thread = r.thread_id;
@@ -154,6 +198,7 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
       sink->OnSample(s);
     }
     for (const trace::MemoryEventRecord& r : ev.memory_events) {
+      if (!Plausible(r.time_ns, r.time_ns)) continue;
       MemoryEvent m;
       m.time_ns = static_cast<TimeNs>(r.time_ns);
       m.address = r.address;
@@ -162,6 +207,20 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
       m.kind = static_cast<MemoryEventKind>(r.kind);
       sink->OnMemoryEvent(m);
     }
+    for (const trace::NvtxRangeRecord& r : ev.nvtx_ranges) {
+      NvtxRange n;
+      n.start_ns = static_cast<TimeNs>(r.start_ns);
+      n.end_ns = static_cast<TimeNs>(r.end_ns);
+      n.thread = r.thread_id;
+      n.name = r.name;
+      n.domain = r.domain;
+      n.category = r.category;
+      n.color = r.color;
+      n.depth = r.depth;
+      sink->OnNvtxRange(n);
+    }
+    for (const tr::ProcessStats& p : ev.process_stats) info_.processes.Add(ProcessSampleFromProto(p));
+    if (progress_) progress_(reader_->stats().file_bytes);
   }
   UpdateInfo();
   return absl::OkStatus();
@@ -182,6 +241,9 @@ std::string TraceImporter::DamageWarning() const {
     absl::StrAppend(&w, w.empty() ? absl::StrCat(info_.path, ": ") : "; ", "damaged: ",
                     rs.corrupt_frames, " unreadable frames (", rs.skipped_bytes, " bytes skipped), ",
                     rs.bad_batches, " bad batches, ", rs.missing_chunks, " missing chunks");
+  if (implausible_records_ > 0)
+    absl::StrAppend(&w, w.empty() ? absl::StrCat(info_.path, ": ") : "; ", implausible_records_,
+                    " records with impossible timestamps ignored (damaged or not from gpustall)");
   if (w.empty() && !rs.clean_end)
     absl::StrAppend(&w, info_.path, ": no end record: the process did not flush at exit (killed?); analysed what was written");
   return w;

@@ -11,6 +11,7 @@
 #ifndef GPUSTALL_ANALYZER_MODEL_IMPORTER_H_
 #define GPUSTALL_ANALYZER_MODEL_IMPORTER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -30,11 +31,19 @@ class TraceImporter {
   // Opens the trace and reads its header. Errors (one line, naming the file): not a trace,
   // newer version, unreadable, cut before the header.
   static absl::StatusOr<std::unique_ptr<TraceImporter>> Open(const std::string& path);
+  // The same over a trace held in memory (fuzzers, tests); `name` stands for the path in
+  // messages and in info().path.
+  static absl::StatusOr<std::unique_ptr<TraceImporter>> FromBuffer(std::string bytes,
+                                                                   const std::string& name);
   ~TraceImporter();
 
   // Reads every record into `sink`. Damage is counted (info().losses), not an error; only I/O
-  // failures are.
+  // failures are. Records whose timestamps cannot be real (more than 14 days from the trace's
+  // start, longer than 7 days, or ending before they start: a damaged or hostile file) are
+  // dropped and counted with the damaged frames, so that nothing downstream is sized by them.
   absl::Status ReadAll(RecordSink* sink);
+  // Called by ReadAll after each chunk with the bytes of the file read so far (a progress line).
+  void set_progress(std::function<void(uint64_t bytes_read)> progress) { progress_ = std::move(progress); }
 
   // Metadata and losses (complete after ReadAll).
   const TraceInfo& info() const { return info_; }
@@ -46,10 +55,18 @@ class TraceImporter {
  private:
   class ReaderTables;
   TraceImporter() = default;
+  static absl::StatusOr<std::unique_ptr<TraceImporter>> Wrap(
+      absl::StatusOr<std::unique_ptr<reader::TraceReader>> reader, const std::string& path);
   void UpdateInfo();
+  // False (and counted) for a record whose times cannot be real: see importer.cc.
+  bool Plausible(uint64_t start_ns, uint64_t end_ns);
+
   std::unique_ptr<reader::TraceReader> reader_;
   std::unique_ptr<ReaderTables> tables_;
   TraceInfo info_;
+  uint64_t anchor_ns_ = 0;             // the trace's start (0: take the first record's time)
+  uint64_t implausible_records_ = 0;   // records dropped by Plausible()
+  std::function<void(uint64_t)> progress_;
 };
 
 }  // namespace gs::analyzer

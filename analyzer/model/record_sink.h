@@ -16,6 +16,8 @@ class RecordSink {
   virtual void OnActivity(const GpuActivity& activity) = 0;
   virtual void OnSample(const Sample& sample) = 0;
   virtual void OnMemoryEvent(const MemoryEvent& event) = 0;
+  // NVTX ranges arrive when they closed (after the records inside them). Default: ignored.
+  virtual void OnNvtxRange(const NvtxRange& range) { (void)range; }
 };
 
 }  // namespace gs::analyzer

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "analyzer/model/process_activity.h"
 
 namespace gs::analyzer {
 
@@ -66,8 +67,11 @@ struct TraceInfo {
   bool native_stacks = false;
   bool python_stacks = false;
   bool sampling = false;
+  bool nvtx = false;          // the agent was set up to receive NVTX ranges
   std::vector<DeviceDescription> devices;
   LossCounters losses;
+  // The ProcessStats records: the traced process, its input workers, the host (issue 5).
+  ProcessActivityTable processes;
   // "rank 3 (pid 123 on host)", or "pid 123 on host".
   std::string Label() const;
 };
@@ -83,6 +87,8 @@ class TraceTables {
   virtual std::string ThreadName(uint64_t tid) const = 0;
   // Frames of a stack, leaf (innermost) first; empty when unknown.
   virtual std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const = 0;
+  // An interned string (NVTX range and domain names); "" when unknown. Default: none known.
+  virtual std::string StringValue(uint32_t string_id) const { (void)string_id; return {}; }
 };
 
 // Tables built in memory (tests, synthetic traces).
@@ -104,6 +110,7 @@ class InMemoryTables : public TraceTables {
   std::string FunctionName(uint32_t function_id) const override;
   std::string ThreadName(uint64_t tid) const override;
   std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const override;
+  std::string StringValue(uint32_t string_id) const override { return String(string_id); }
 
  private:
   struct RawFrame {

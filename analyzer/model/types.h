@@ -108,6 +108,19 @@ struct Sample {
   uint8_t state = 0;
 };
 
+// A closed NVTX range of one thread (issue 5), push/pop or start/end; a mark has start == end.
+// `name`/`domain` are TraceTables string ids (TraceTables::StringValue); domain 0 is NVTX's default.
+struct NvtxRange {
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  uint64_t thread = 0;          // OS tid of the thread that opened it
+  uint32_t name = 0;
+  uint32_t domain = 0;
+  uint32_t category = 0;
+  uint32_t color = 0;           // ARGB, 0 = none
+  uint32_t depth = 0;           // push/pop nesting level (0 = outermost)
+};
+
 // Memory events that are not API calls (allocator hooks, usage levels, OOM).
 enum class MemoryEventKind : uint8_t { kUnspecified = 0, kAlloc = 1, kFree = 2, kUsage = 3, kReserved = 4, kOom = 5 };
 struct MemoryEvent {

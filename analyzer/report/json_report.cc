@@ -36,6 +36,53 @@ Json SiteJson(const Site& s) {
       .Set("share", s.share);
 }
 
+// Present only when the traces carry ProcessStats records (JSON.md "input_workers").
+Json InputWorkersJson(const InputWorkersSummary& s) {
+  Json workers = Json::Array();
+  for (const WorkerEvidence& w : s.workers)
+    workers.Push(Json::Object()
+                     .Set("pid", w.pid)
+                     .Set("comm", w.comm)
+                     .Set("trace", w.trace)
+                     .Set("depth", w.depth)
+                     .Set("span_ns", w.span_ns)
+                     .Set("cpu_ns", w.cpu_ns)
+                     .Set("cpu_busy", w.cpu_busy)
+                     .Set("probes", w.probes)
+                     .Set("running", w.running)
+                     .Set("disk_wait", w.disk_wait)
+                     .Set("sleeping", w.sleeping)
+                     .Set("read_bytes", w.read_bytes)
+                     .Set("read_chars", w.read_chars));
+  const HostEvidence& h = s.host;
+  return Json::Object()
+      .Set("verdict", WorkerVerdictName(s.verdict))
+      .Set("evidence", s.evidence)
+      .Set("worker_count", static_cast<uint64_t>(s.workers.size()))
+      .Set("other_children", s.other_children)
+      .Set("main_cpu_busy", s.main_cpu_busy)
+      .Set("cpu_busy_mean", s.cpu_busy_mean)
+      .Set("cpu_busy_min", s.cpu_busy_min)
+      .Set("cpu_busy_max", s.cpu_busy_max)
+      .Set("running_mean", s.running_mean)
+      .Set("disk_wait_mean", s.disk_wait_mean)
+      .Set("sleeping_mean", s.sleeping_mean)
+      .Set("read_bytes", s.read_bytes)
+      .Set("workers", std::move(workers))
+      .Set("host", Json::Object()
+                       .Set("online_cores", h.online_cores)
+                       .Set("affinity_cores", h.affinity_cores)
+                       .Set("busy", h.busy)
+                       .Set("idle_cores", h.idle_cores)
+                       .Set("iowait", h.iowait)
+                       .Set("load_1m", static_cast<double>(h.load_1m))
+                       .Set("span_ns", h.span_ns)
+                       .Set("untracked_processes", h.untracked)
+                       .Set("period_ms", h.period_ms)
+                       .Set("collection_ns", h.collection_ns)
+                       .Set("collections", h.collections));
+}
+
 Json TreeJson(const StackTreeNode& n, const ReportOptions& o, size_t depth) {
   Json j = FrameJson(n.frame);
   j.Set("idle_ns", n.inclusive_ns).Set("share", n.share);
@@ -62,6 +109,76 @@ Json LossesJson(const LossCounters& l) {
       .Set("late_activities", l.late_activities)
       .Set("unmatched_activities", l.unmatched_activities)
       .Set("folded_host_calls", l.folded_host_calls);
+}
+
+// The multi-rank section (JSON.md "ranks"): per-rank rows, clock alignment, straggler.
+Json RanksJson(const RanksSection& r) {
+  auto causes = [](const CauseNs& by_cause) {
+    Json j = Json::Object();
+    for (int c = 0; c < kNumCauses; ++c) j.Set(CauseName(static_cast<Cause>(c)), by_cause[c]);
+    return j;
+  };
+  Json rows = Json::Array();
+  for (const RankRow& row : r.rows) {
+    rows.Push(Json::Object()
+                  .Set("label", row.label)
+                  .Set("rank", row.rank ? Json(*row.rank) : Json())
+                  .Set("host", row.host)
+                  .Set("pid", row.pid)
+                  .Set("utilization", row.utilization)
+                  .Set("steady_utilization", row.steady_utilization)
+                  .Set("wall_ns", row.wall_ns)
+                  .Set("steady_idle_ns", row.steady_idle_ns)
+                  .Set("host_bound_idle_ns", row.host_bound_idle_ns)
+                  .Set("idle_by_cause", causes(row.idle_by_cause))
+                  .Set("top_cause", CauseName(row.top_cause))
+                  .Set("steps", row.steps)
+                  .Set("collective_ns", row.collective_ns)
+                  .Set("collective_wait_ns", row.collective_wait_ns)
+                  .Set("last_at_steps", row.last_at_steps)
+                  .Set("delay_caused_ns", row.delay_caused_ns)
+                  .Set("clock_offset_ns", row.clock_offset_ns));
+  }
+  const StragglerVerdict& v = r.straggler;
+  Json straggler;  // null when there is none
+  if (v.found) {
+    Json stacks = Json::Array();
+    for (const RankStack& st : v.stacks) {
+      Json frames = Json::Array();
+      for (const std::string& f : st.frames) frames.Push(f);
+      stacks.Push(Json::Object()
+                      .Set("frames", std::move(frames))
+                      .Set("idle_ns", st.idle_ns)
+                      .Set("step_host_bound_ns", st.step_host_bound_ns)
+                      .Set("cause", CauseName(st.cause)));
+    }
+    straggler = Json::Object()
+                    .Set("label", v.label)
+                    .Set("rank", v.rank ? Json(*v.rank) : Json())
+                    .Set("last_at_steps", v.last_at_steps)
+                    .Set("steps_with_delay", v.steps_with_delay)
+                    .Set("delay_caused_ns", v.delay_caused_ns)
+                    .Set("delay_share", v.delay_share)
+                    .Set("idle_ns", v.idle_ns)
+                    .Set("host_bound_idle_ns", v.host_bound_idle_ns)
+                    .Set("evidence", v.evidence)
+                    .Set("stacks", std::move(stacks));
+  }
+  Json notes = Json::Array();
+  for (const std::string& n : r.notes) notes.Push(n);
+  return Json::Object()
+      .Set("rows", std::move(rows))
+      .Set("steps_compared", r.steps_compared)
+      .Set("total_delay_ns", r.total_delay_ns)
+      .Set("clocks", Json::Object()
+                         .Set("method", r.clocks.method)
+                         .Set("boots", r.clocks.boots)
+                         .Set("hosts", r.clocks.hosts)
+                         .Set("residual_error_ns", r.clocks.residual_error_ns)
+                         .Set("realtime_unmeasured", r.clocks.realtime_unmeasured)
+                         .Set("collective_end_spread_ns", r.clocks.collective_end_spread_ns))
+      .Set("straggler", std::move(straggler))
+      .Set("notes", std::move(notes));
 }
 
 class JsonFormat final : public ReportFormat {
@@ -133,6 +250,17 @@ class JsonFormat final : public ReportFormat {
     for (int i = 0; i < kNumHostStates; ++i)
       states.Set(HostStateName(static_cast<HostState>(i)), a.host_work_states[i]);
     root.Set("host_work_states", std::move(states));
+    Json state_stacks = Json::Object();
+    for (int i = 0; i < kNumHostStates; ++i) {
+      Json list = Json::Array();
+      for (const StackShare& s : a.host_state_stacks[i]) {
+        Json frames = Json::Array();
+        for (const FrameInfo& f : s.frames) frames.Push(FrameJson(f));
+        list.Push(Json::Object().Set("frames", std::move(frames)).Set("idle_ns", s.idle_ns).Set("share", s.share));
+      }
+      state_stacks.Set(HostStateName(static_cast<HostState>(i)), std::move(list));
+    }
+    root.Set("host_state_stacks", std::move(state_stacks));
 
     const IntervalSummary& in = a.intervals;
     Json hist = Json::Array();
@@ -225,6 +353,25 @@ class JsonFormat final : public ReportFormat {
                            .Set("host_allocations", m.host_allocations)
                            .Set("oom_errors", m.oom_errors)
                            .Set("explanation", m.explanation));
+
+    if (a.input_workers.present) root.Set("input_workers", InputWorkersJson(a.input_workers));
+    if (a.ranks.present) root.Set("ranks", RanksJson(a.ranks));
+
+    // Present only when the traces carry NVTX ranges (JSON.md "nvtx_ranges").
+    if (!a.nvtx_ranges.empty()) {
+      Json ranges = Json::Array();
+      for (const NvtxRangeStats& r : a.nvtx_ranges)
+        ranges.Push(Json::Object()
+                        .Set("domain", r.domain)
+                        .Set("name", r.name)
+                        .Set("count", r.count)
+                        .Set("threads", r.threads)
+                        .Set("wall_ns", r.wall_ns)
+                        .Set("busy_ns", r.busy_ns)
+                        .Set("idle_ns", r.idle_ns)
+                        .Set("idle_share", r.idle_share));
+      root.Set("nvtx_ranges", std::move(ranges));
+    }
 
     Json recs = Json::Array();
     for (const Recommendation& r : a.recommendations)

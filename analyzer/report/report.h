@@ -18,6 +18,7 @@ struct ReportOptions {
   size_t tree_depth = 8;    // caller->callee tree levels shown
   double tree_min_share = 0.02;  // tree nodes below this share of idle time are folded
   size_t longest_intervals = 5;  // examples shown in the text report (JSON has all kept)
+  bool color = false;       // text: ANSI colours (the CLI sets it on a terminal without NO_COLOR)
 };
 
 class ReportFormat {

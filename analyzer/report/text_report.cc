@@ -52,20 +52,40 @@ std::string L(const std::string& s, size_t cols) {
   return c >= cols ? s : s + std::string(cols - c, ' ');
 }
 
+// ANSI styles for whole lines (applied after a line has been cut to the width, so that escape
+// sequences never count as columns). Only with ReportOptions::color.
+constexpr const char* kBold = "\033[1m";
+constexpr const char* kRed = "\033[31m";
+constexpr const char* kGreen = "\033[32m";
+constexpr const char* kYellow = "\033[33m";
+constexpr const char* kCyan = "\033[36m";
+constexpr const char* kReset = "\033[0m";
+
+// Green from 80% GPU-Util, yellow from 50%, red below: how worried to be at a glance.
+const char* UtilizationStyle(double utilization) {
+  return utilization >= 0.8 ? kGreen : utilization >= 0.5 ? kYellow : kRed;
+}
+
 class Writer {
  public:
-  explicit Writer(int width) : width_(std::max(40, width)) {}
+  explicit Writer(int width, bool color = false) : width_(std::max(40, width)), color_(color) {}
   size_t width() const { return static_cast<size_t>(width_); }
-  void Line(absl::string_view s = "") { absl::StrAppend(&out_, Cut(s, width()), "\n"); }
+  void Line(absl::string_view s = "", const char* style = nullptr) {
+    if (color_ && style != nullptr && !s.empty()) {
+      absl::StrAppend(&out_, style, Cut(s, width()), kReset, "\n");
+    } else {
+      absl::StrAppend(&out_, Cut(s, width()), "\n");
+    }
+  }
   // Wraps prose at word boundaries; continuation lines get `indent` spaces.
-  void Wrap(const std::string& first_prefix, const std::string& text, size_t indent) {
+  void Wrap(const std::string& first_prefix, const std::string& text, size_t indent, const char* style = nullptr) {
     std::string line(first_prefix);
     size_t cols = Columns(line);
     bool empty = true;
     for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
       size_t w = Columns(word);
       if (!empty && cols + 1 + w > width()) {
-        Line(line);
+        Line(line, style);
         line = std::string(indent, ' ');
         cols = indent;
         empty = true;
@@ -78,16 +98,17 @@ class Writer {
       cols += w;
       empty = false;
     }
-    Line(line);
+    Line(line, style);
   }
-  void Section(absl::string_view title) {
+  void Section(absl::string_view title, const char* style = kBold) {
     Line();
-    Line(title);
+    Line(title, style);
   }
   std::string Take() { return std::move(out_); }
 
  private:
   int width_;
+  bool color_;
   std::string out_;
 };
 
@@ -160,17 +181,18 @@ void DataLoss(const Analysis& a, Writer* w) {
   add(l.unmatched_activities, "gaps ended by work without a host call");
   add(l.folded_host_calls, "host calls beyond the history bound");
   if (parts.empty()) {
-    w->Line("Data loss: none");
+    w->Line("Data loss: none", kGreen);
   } else {
-    w->Wrap("Data loss: ", absl::StrJoin(parts, "; "), 2);
+    w->Wrap("Data loss: ", absl::StrJoin(parts, "; "), 2, kRed);
   }
-  for (const std::string& warning : a.warnings) w->Wrap("warning: ", warning, 2);
+  for (const std::string& warning : a.warnings) w->Wrap("warning: ", warning, 2, kYellow);
 }
 
 void Devices(const Analysis& a, Writer* w) {
   for (const DeviceSummary& d : a.devices) {
     w->Section(absl::StrCat(d.label, " — GPU-Util ", FormatPercent(d.utilization), " over ",
-                            FormatDuration(d.wall_ns), " (steady state ", FormatPercent(d.steady_utilization), ")"));
+                            FormatDuration(d.wall_ns), " (steady state ", FormatPercent(d.steady_utilization), ")"),
+               UtilizationStyle(d.steady_utilization));
     w->Line(absl::StrCat("  busy ", FormatPercent(d.busy_fraction), " = compute ",
                          FormatPercent(d.wall_ns ? double(d.compute_busy_ns) / d.wall_ns : 0), " + copy-only; copy engines busy ",
                          FormatPercent(d.wall_ns ? double(d.copy_busy_ns) / d.wall_ns : 0), "; ", d.kernels,
@@ -211,6 +233,13 @@ void Causes(const Analysis& a, Writer* w) {
         parts.push_back(absl::StrCat(HostStateName(static_cast<HostState>(i)), " ",
                                      FormatPercent(double(a.host_work_states[i]) / host)));
     w->Wrap("  host work by thread state (samples): ", absl::StrJoin(parts, ", "), 4);
+    // The stacks under each state (its top few), so that "waiting on I/O" names the read.
+    for (int i = 1; i < kNumHostStates; ++i) {
+      for (const StackShare& s : a.host_state_stacks[i])
+        w->Line(absl::StrFormat("    %-9s %6s %s  %s", HostStateName(static_cast<HostState>(i)),
+                                FormatPercent(double(s.idle_ns) / host), R(FormatDuration(s.idle_ns), 9),
+                                StackText(s.frames)));
+    }
   }
   const IntervalSummary& in = a.intervals;
   w->Wrap("  decided by: ", absl::StrCat(in.host_late, " gaps submitted late by the host, ", in.queued_before,
@@ -314,11 +343,97 @@ void Memory(const Analysis& a, Writer* w) {
   if (!m.explanation.empty()) w->Wrap("  ", m.explanation, 2);
 }
 
+// The input workers and the host (only when the traces carry process records).
+void InputWorkers(const Analysis& a, Writer* w) {
+  const InputWorkersSummary& s = a.input_workers;
+  if (!s.present) return;
+  w->Section("Input workers and host");
+  if (!s.evidence.empty()) w->Wrap("  ", s.evidence, 4);
+  else w->Line("  no input worker processes were seen");
+  size_t shown = 0;
+  for (const WorkerEvidence& x : s.workers) {
+    if (shown++ == 8) {
+      w->Line(absl::StrCat("    … and ", s.workers.size() - 8, " more workers"));
+      break;
+    }
+    w->Line(absl::StrCat("    pid ", x.pid, " (", x.comm, "): CPU-busy ", FormatPercent(x.cpu_busy), "; probes: running ",
+                         FormatPercent(x.running), ", disk wait ", FormatPercent(x.disk_wait), ", sleeping ",
+                         FormatPercent(x.sleeping), "; read ", FormatBytes(x.read_bytes), " over ",
+                         FormatDuration(x.span_ns)));
+  }
+  const HostEvidence& h = s.host;
+  if (h.online_cores > 0) {
+    w->Wrap("  ", absl::StrCat("host: ", h.online_cores, " cores online, ", h.affinity_cores, " in the affinity mask, ",
+                               FormatPercent(h.busy), " busy (", absl::StrFormat("%.1f", h.idle_cores), " cores idle on average), load ",
+                               absl::StrFormat("%.2f", h.load_1m), "; the training process ", FormatPercent(s.main_cpu_busy),
+                               " CPU-busy"), 4);
+    w->Wrap("  ", absl::StrCat("collected every ", h.period_ms, " ms at a cost of ",
+                               FormatPercent(h.span_ns > 0 ? static_cast<double>(h.collection_ns) / h.span_ns : 0),
+                               " of one core on the agent's writer thread (",
+                               FormatDuration(h.collections ? h.collection_ns / static_cast<TimeNs>(h.collections) : 0),
+                               " per probe or record)", h.untracked ? absl::StrCat("; ", h.untracked, " descendants not tracked (over the limit)") : ""), 4);
+  }
+}
+
+// GPU idle/busy per NVTX range (analysis/nvtx_ranges.h has the definitions).
+void NvtxRanges(const Analysis& a, Writer* w) {
+  if (a.nvtx_ranges.empty()) return;
+  w->Section("GPU idle per NVTX range (while open on its thread; nested ranges count in each)");
+  w->Line(absl::StrCat("  ", L("range", 34), R("count", 8), R("time", 11), R("GPU idle", 10), R("busy", 11)));
+  constexpr size_t kRows = 20;
+  std::vector<std::string> summary;
+  for (size_t i = 0; i < a.nvtx_ranges.size() && i < kRows; ++i) {
+    const NvtxRangeStats& r = a.nvtx_ranges[i];
+    const std::string label = r.domain.empty() ? r.name : absl::StrCat(r.domain, ": ", r.name);
+    w->Line(absl::StrCat("  ", L(Cut(label, 33), 34), R(absl::StrCat(r.count), 8), R(FormatDuration(r.wall_ns), 11),
+                         R(FormatPercent(r.idle_share), 10), R(FormatDuration(r.busy_ns), 11)));
+    if (summary.size() < 6)
+      summary.push_back(summary.empty() ? absl::StrCat(label, ": ", FormatPercent(r.idle_share), " of its ",
+                                                       FormatDuration(r.wall_ns), " with the GPU idle")
+                                        : absl::StrCat(label, ": ", FormatPercent(r.idle_share)));
+  }
+  if (a.nvtx_ranges.size() > kRows) w->Line(absl::StrCat("  … and ", a.nvtx_ranges.size() - kRows, " more ranges"));
+  w->Wrap("  ", absl::StrJoin(summary, "; "), 4);
+}
+
+// Multi-rank jobs: a row per rank, then the straggler with its stacks (analysis/multirank/).
+void Ranks(const Analysis& a, Writer* w) {
+  const RanksSection& r = a.ranks;
+  if (!r.present) return;
+  w->Section(absl::StrCat("Ranks (", r.rows.size(), r.rows.size() == 1 ? " rank" : " ranks",
+                          r.steps_compared ? absl::StrCat(", ", r.steps_compared, " collective steps compared") : "",
+                          "; clocks: ", r.clocks.method, ", residual error ",
+                          FormatDuration(r.clocks.residual_error_ns),
+                          r.clocks.realtime_unmeasured ? " + NTP" : "", ")"));
+  w->Line(absl::StrFormat("  %-26s %8s %8s %10s %-16s %10s %9s %6s", "rank", "GPU-Util", "steady",
+                          "idle", "top cause", "host-bound", "coll.wait", "last"));
+  for (const RankRow& row : r.rows) {
+    w->Line(absl::StrFormat("  %-26s %8s %8s %10s %-16s %10s %9s %6s", Cut(row.label, 26),
+                            FormatPercent(row.utilization), FormatPercent(row.steady_utilization),
+                            FormatDuration(row.steady_idle_ns),
+                            row.steady_idle_ns ? CauseTitle(row.top_cause) : "-",
+                            FormatDuration(row.host_bound_idle_ns),
+                            FormatDuration(row.collective_wait_ns),
+                            absl::StrCat(row.last_at_steps)));
+  }
+  const StragglerVerdict& v = r.straggler;
+  if (v.found) {
+    w->Wrap("  Straggler: ", v.evidence + ".", 4);
+    size_t shown = 0;
+    for (const RankStack& st : v.stacks) {
+      if (shown++ == 3 || (st.step_host_bound_ns == 0 && shown > 1)) break;
+      w->Wrap(absl::StrCat("    ", FormatDuration(st.step_host_bound_ns), " host-bound before its collectives  "),
+              absl::StrJoin(st.frames.begin(), st.frames.begin() + std::min<size_t>(st.frames.size(), 4), " ← "), 8);
+    }
+  }
+  for (const std::string& n : r.notes) w->Wrap("  - ", n, 4);
+}
+
 class TextFormat final : public ReportFormat {
  public:
   std::string_view name() const override { return "text"; }
   std::string Render(const Analysis& a, const ReportOptions& o) const override {
-    Writer w(o.width);
+    Writer w(o.width, o.color);
     DataLoss(a, &w);
     w.Line(absl::StrCat("gpustall: ", a.traces.size(), a.traces.size() == 1 ? " trace, " : " traces, ", a.devices.size(),
                         a.devices.size() == 1 ? " device, " : " devices, ", a.events, " records; GPU-Util ",
@@ -332,17 +447,20 @@ class TextFormat final : public ReportFormat {
       w.Line(absl::StrCat("  ", t.path, ": ", t.Label(), t.capture_mode.empty() ? "" : ", capture ", t.capture_mode,
                           t.losses.clean_end ? "" : ", no end record"));
     }
-    if (a.devices.empty()) w.Line("no GPU work in the trace");
+    if (a.devices.empty() && !a.ranks.present) w.Line("no GPU work in the trace");
+    Ranks(a, &w);
     Devices(a, &w);
     Causes(a, &w);
+    NvtxRanges(a, &w);
     Stacks(a, o, &w);
     Sites(a, o, &w);
     Copies(a, &w);
     Memory(a, &w);
+    InputWorkers(a, &w);
     w.Section("Recommendations");
     if (a.recommendations.empty()) w.Line("  none: nothing in this trace backs one");
     int i = 0;
-    for (const Recommendation& r : a.recommendations) w.Wrap(absl::StrFormat("  %d. ", ++i), r.text, 5);
+    for (const Recommendation& r : a.recommendations) w.Wrap(absl::StrFormat("  %d. ", ++i), r.text, 5, kCyan);
     if (!a.notes.empty()) {
       w.Section("Notes (where the trace has no evidence for a finer answer)");
       for (const std::string& n : a.notes) w.Wrap("  - ", n, 4);

@@ -59,6 +59,32 @@ TEST(TextReportTest, ShowsHeartbeatCauseAndStack) {
   EXPECT_NE(text.find("Recommendations"), std::string::npos);
 }
 
+// Colour is whole-line ANSI styling laid over the plain report: stripping the escapes gives the
+// plain text back, so widths and content never depend on it.
+TEST(TextReportTest, ColourIsOnlyAddedWhenAskedAndChangesNothingElse) {
+  Analysis a = Starved();
+  a.warnings.push_back("a warning");
+  ReportOptions plain;
+  plain.width = 80;
+  const std::string text = TextReportFormat().Render(a, plain);
+  EXPECT_EQ(text.find('\033'), std::string::npos);
+  ReportOptions colour = plain;
+  colour.color = true;
+  const std::string styled = TextReportFormat().Render(a, colour);
+  EXPECT_NE(styled.find("\033[1m"), std::string::npos) << "section titles are bold";
+  EXPECT_NE(styled.find("\033[32mData loss: none\033[0m"), std::string::npos);
+  EXPECT_NE(styled.find("\033[33mwarning: a warning\033[0m"), std::string::npos);
+  std::string stripped;
+  for (size_t i = 0; i < styled.size(); ++i) {
+    if (styled[i] == '\033') {
+      while (i < styled.size() && styled[i] != 'm') ++i;
+      continue;
+    }
+    stripped.push_back(styled[i]);
+  }
+  EXPECT_EQ(stripped, text);
+}
+
 TEST(ReportRegistryTest, FindsFormatsByName) {
   EXPECT_EQ(FindReportFormat("json"), &JsonReportFormat());
   EXPECT_EQ(FindReportFormat("text"), &TextReportFormat());

@@ -329,6 +329,15 @@ def case_options(args):
     env, _ = c.shown_env(["-q", "-o", "out/%j-%h-r%r-%p.gstrace"], {"SLURM_JOB_ID": "99"})
     check(env.get("GS_OUTPUT") == os.path.join(c.dir, "out", "99-%h-r%r-%p.gstrace"), "GS_OUTPUT=%r" % env.get("GS_OUTPUT"))
     check(os.path.isdir(os.path.join(c.dir, "out")), "-o's folder was not created")
+    # '..' resolved here (the agent refuses '..' in GS_OUTPUT); symlinks are not resolved.
+    os.makedirs(os.path.join(c.dir, "sub"))
+    rc, out, err = c.run(["-q", "-o", "../up/%p.gstrace"] + SHOW_ENV, cwd=os.path.join(c.dir, "sub"))
+    env = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    check(env.get("GS_OUTPUT") == os.path.join(c.dir, "up", "%p.gstrace"), "-o ../up/: %r" % env.get("GS_OUTPUT"))
+    rc, _, err = c.run(["-q", "-o", "../up2/"] + shlex.split(args.workload), cwd=os.path.join(c.dir, "sub"))
+    check(rc == 0 and "gpustall:" not in err, "-o ../up2/: exit %d, stderr %r" % (rc, err))
+    check(len(traces_under(os.path.join(c.dir, "up2"))) == 1,
+          "-o ../up2/: traces %s" % traces_under(os.path.join(c.dir, "up2")))
     env, _ = c.shown_env(["-q"], {"GS_OUTPUT": "/tmp/user-choice-%p.gstrace"})
     check(env.get("GS_OUTPUT") == "/tmp/user-choice-%p.gstrace", "the user's GS_OUTPUT changed: %r" % env.get("GS_OUTPUT"))
     env, _ = c.shown_env(["-q", "-o", "folder/"])

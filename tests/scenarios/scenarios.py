@@ -9,8 +9,13 @@ LANG is cpp (the nvcc-built workload_SHAPE) or py (py/SHAPE.py on PY). What is c
   utilisation  gsanalyze's devices[].steady_utilization within 2 points of the truth's (union of
                kernels / first device op start -> last device op end, per device);
   cause        the planted cause is causes[0] by idle_ns;
-  attribution  >= 90% of steady idle charged to top_stacks[] that contain a planted function
-               (sync_heavy: >= 90% of steady idle after a sync, the top after-sync site read_loss);
+  attribution  >= 90% of steady idle charged to stacks that contain a planted function (all of
+               them: `gsanalyze export --collapsed`, whose total is the steady idle; samples split
+               host work over many distinct stacks, more than top_stacks[] lists), the planted
+               frame named with its file and line (sync_heavy: >= 90% of steady idle after a
+               sync, the top after-sync site read_loss);
+  host state   where the planted work has a thread state (data_starved* with samples): >= 90% of
+               the host-work idle in that state (host_work_states: cpu, io_wait, lock_wait);
   healthy      well_fed: no recommendation, utilisation > 95%.
 Timing-derived checks (cause, attribution shares, healthy) are retried ONCE with a fresh run when
 nothing else failed; the bounds never change. Exit status: 0 pass, 1 fail, 77 (ctest SKIP) when
@@ -31,6 +36,7 @@ from gstest import union_ns  # noqa: E402  (tests/testlib)
 SKIP = 77
 UTIL_TOLERANCE = 0.02       # utilisation: gsanalyze vs truth, absolute
 ATTRIBUTION_MIN = 0.90      # share of steady idle on stacks containing the planted function
+STATE_MIN = 0.90            # share of host-work idle in the planted thread state
 AFTER_SYNC_MIN = 0.90       # sync_heavy: share of steady idle after a sync
 HEALTHY_UTIL_MIN = 0.95     # well_fed
 DEVICE_WORK = ("kernel", "collective", "memcpy", "memset")  # analyzer/model/types.h IsDeviceWork
@@ -45,11 +51,16 @@ COMPUTE = ("kernel", "collective")                           # IsCompute
 #             which does not contain it, so the check needs a trace with samples;
 #   None      not checked (no single planted cause, or not the point of the workload).
 SCENARIOS = {
-    "data_starved": dict(cause="host_work", planted=["load_batch"], attribution="call"),
+    "data_starved": dict(cause="host_work", planted=["load_batch"], attribution="call",
+                         state="cpu"),
     "data_starved_pipe": dict(cause="host_work", planted=["read_batch_from_pipe"],
-                              attribution="samples"),
+                              attribution="samples", state="io_wait"),
     "data_starved_queue": dict(cause="host_work", planted=["get_batch_from_workers"],
-                               attribution="samples"),
+                               attribution="samples", state="lock_wait"),
+    # Worker PROCESSES through a multiprocessing.Queue: the training thread blocks reading the
+    # queue's pipe (so no thread-state expectation: the kernel sees an I/O wait on a pipe).
+    "data_starved_workers": dict(cause="host_work", planted=["get_batch_from_workers"],
+                                 attribution="samples"),
     "pageable_copies": dict(cause="pageable_copy", planted=["copy_batch"], attribution="call"),
     "launch_bound": dict(cause="launch_overhead", planted=["launch_tiny_kernels"],
                          attribution="call"),
@@ -135,10 +146,6 @@ def names_planted(function, planted):
     const*)" or "ns::copy_batch(...)" (demangled C++)."""
     base = re.sub(r"\(.*$", "", function).split("::")[-1]
     return base in planted
-
-
-def stack_has_planted(stack, planted):
-    return any(names_planted(f.get("function", ""), planted) for f in stack["frames"])
 
 
 def trace_has_python_frames(args, trace):
@@ -231,11 +238,41 @@ def user_frames(stack):
     return own or [f["function"] for f in stack["frames"]]
 
 
+def collapsed_stacks(args, trace, work):
+    """[(frames, idle_ns)] of every stack charged with steady idle (gsanalyze export --collapsed:
+    "frame;frame;... ns", root first; a Python frame reads "function (file:line)")."""
+    out = os.path.join(work, "collapsed.txt")
+    p = subprocess.run([args.gsanalyze, "export", "--collapsed", out, trace], capture_output=True,
+                       text=True, timeout=120)
+    if p.returncode != 0 or not os.path.exists(out):
+        return None
+    stacks = []
+    with open(out) as f:
+        for line in f:
+            folded, _, ns = line.rstrip("\n").rpartition(" ")
+            if folded and ns.isdigit():
+                stacks.append((folded.split(";"), int(ns)))
+    return stacks
+
+
+def planted_frame(frames, planted):
+    """The first frame naming a planted function, or None."""
+    return next((f for f in frames if names_planted(f.split(" (")[0], planted)), None)
+
+
 def check_attribution(args, rep, trace, spec, at, paths):
     planted, idle = spec["planted"], rep["idle_ns"]
     stacks = rep["top_stacks"]
-    charged = sum(s["idle_ns"] for s in stacks if stack_has_planted(s, planted))
+    collapsed = collapsed_stacks(args, trace, at.where)
+    if not at.check(collapsed is not None, "gsanalyze export --collapsed failed %s" % paths, False):
+        return
+    charged = sum(ns for frames, ns in collapsed if planted_frame(frames, planted))
     share = charged / idle if idle else 0.0
+    # "names the planted function with file and line": Python frames carry "(file.py:N)".
+    named = [planted_frame(frames, planted) for frames, ns in collapsed if planted_frame(frames, planted)]
+    if args.lang == "py" and named:
+        at.check(all(re.search(r"\(.+\.py:\d+\)$", f) for f in named),
+                 "the planted frame is not named with file and line: %s %s" % (named[0], paths), False)
     at.numbers["attribution"] = share
     missing = None
     states = rep["host_work_states"]
@@ -254,6 +291,21 @@ def check_attribution(args, rep, trace, spec, at, paths):
              "%.1f%% of steady idle (%d of %d ns) on stacks containing %s, expected >= %.0f%%; "
              "top stacks: %s %s" % (100 * share, charged, idle, " or ".join(planted),
                                     100 * ATTRIBUTION_MIN, best, paths), True)
+
+
+def check_host_state(rep, spec, at, paths):
+    """>= 90% of the host-work idle in the planted state (only when the trace has samples)."""
+    states = rep["host_work_states"]
+    total = sum(states.values())
+    sampled = total - states.get("unsampled", 0)
+    if total == 0 or sampled == 0:
+        at.skips.append("host state not checked: the trace has no samples")
+        return
+    share = states.get(spec["state"], 0) / total
+    at.numbers["state"] = "%s %.1f%%" % (spec["state"], 100 * share)
+    at.check(share >= STATE_MIN, "%.1f%% of host-work idle in state %s, expected >= %.0f%%; states: %s %s" % (
+        100 * share, spec["state"], 100 * STATE_MIN,
+        ", ".join("%s %.1f%%" % (k, 100 * v / total) for k, v in states.items() if v), paths), True)
 
 
 def check_after_sync(args, rep, trace, site_name, at, paths):
@@ -306,6 +358,8 @@ def run_once(args, shape, spec, work):
     check_top_cause(rep, spec.get("cause"), at, paths)
     if spec.get("planted") and spec.get("attribution"):
         check_attribution(args, rep, trace, spec, at, paths)
+    if spec.get("state"):
+        check_host_state(rep, spec, at, paths)
     if spec.get("after_sync_site"):
         check_after_sync(args, rep, trace, spec["after_sync_site"], at, paths)
     if spec.get("healthy"):
@@ -324,13 +378,17 @@ def main():
     ap.add_argument("--py-dir", default="")
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--tag", default="", help="suffix of the work folder (one per interpreter)")
     args = ap.parse_args()
+    if args.lang == "py" and not os.path.exists(args.python):
+        print("SKIP: no interpreter at %s" % args.python)
+        return SKIP
     spec = SCENARIOS.get(args.shape)
     if spec is None:
         print("FAIL: no scenario expectations for workload %r: add it to SCENARIOS in %s" % (
             args.shape, __file__))
         return 1
-    base = os.path.join(args.work_dir, args.lang + "." + args.shape)
+    base = os.path.join(args.work_dir, args.lang + "." + args.shape + args.tag)
     shutil.rmtree(base, ignore_errors=True)  # no files of an earlier ctest run left to mislead
     at = run_once(args, args.shape, spec, os.path.join(base, "run1"))
     retried = 0
@@ -340,12 +398,13 @@ def main():
         at = run_once(args, args.shape, spec, os.path.join(base, "run2"))
     n = at.numbers
     status = "fail" if at.failures else ("skip" if at.skips else "pass")
-    print("scenario %s.%s: %s; utilisation truth %s gsanalyze %s; top cause %s; attribution %s; "
-          "retried %d" % (
-              args.lang, args.shape, status,
+    print("scenario %s.%s%s: %s; utilisation truth %s gsanalyze %s; top cause %s; attribution %s; "
+          "state %s; retried %d" % (
+              args.lang, args.shape, args.tag, status,
               "%.4f" % n["truth_util"] if "truth_util" in n else "-",
               "%.4f" % n["gs_util"] if "gs_util" in n else "-", n.get("top_cause", "-"),
-              "%.1f%%" % (100 * n["attribution"]) if "attribution" in n else "-", retried))
+              "%.1f%%" % (100 * n["attribution"]) if "attribution" in n else "-",
+              n.get("state", "-"), retried))
     for s in at.skips:
         print("SKIP: " + s)
     if at.failures:

@@ -22,8 +22,11 @@ extern "C" {
  * `name` is copied; the same (name, duration) pair returns the same handle. Never NULL. */
 const void* simgpuKernel(const char* name, uint64_t duration_ns);
 
-/* Same, but a collective: the k-th launch in every process of `group` completes only when all
- * SIMGPU_WORLD ranks have started their k-th launch, then takes duration_ns (cluster issue). */
+/* A collective (an all-reduce across processes): the k-th launch in every process of `group`
+ * completes only when all SIMGPU_WORLD ranks (rank from RANK or SLURM_PROCID) have started their
+ * k-th launch, then takes duration_ns; it occupies its stream while it waits. Tools see a kernel
+ * named like NCCL's ("ncclDevKernel_AllReduce_Sum_f32_RING_LL"). A rank that never arrives fails
+ * it after SIMGPU_COLLECTIVE_TIMEOUT (sticky cudaErrorLaunchTimeout). README.md, "Collectives". */
 const void* simgpuCollective(const char* group, uint64_t duration_ns);
 
 /* Copy bandwidth in bytes per second for one direction (a cudaMemcpyKind value:

@@ -14,8 +14,7 @@ SIMGPU_EXPORT const void* simgpuKernel(const char* name, uint64_t duration_ns) {
 }
 
 SIMGPU_EXPORT const void* simgpuCollective(const char* group, uint64_t duration_ns) {
-  // TODO(issue 7): wait for every SIMGPU_WORLD rank's k-th launch before starting. Until then a
-  // collective is a plain kernel of `duration_ns`, reported as SIMGPU_OP_COLLECTIVE, wait_ns 0.
+  // The rendezvous across processes happens when a launch of it is scheduled (timeline.cc).
   return simgpu::SyntheticKernel(group, duration_ns, true);
 }
 

@@ -78,7 +78,8 @@ struct KernelInfo {
   std::string demangled;  // for humans and SIMGPU_KERNEL_DURATIONS matching
   uint64_t duration_ns;   // from the model: exact (simgpuKernel), env override, or default
   bool faults;            // SIMGPU_FAULT_KERNEL matched: completing it raises a sticky error
-  bool collective;        // simgpuCollective (issue 7: not yet synchronised across ranks)
+  bool collective;        // simgpuCollective: completes when every rank's launch started
+  std::string group;      // collectives: the group the ranks meet in (collective_rendezvous.h)
 };
 // Registers hostFun -> deviceName (from __cudaRegisterFunction). Idempotent.
 SIMGPU_DRIVER_API const KernelInfo* RegisterKernel(const void* host_fun, const char* device_name);

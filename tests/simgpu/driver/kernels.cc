@@ -136,6 +136,9 @@ const KernelInfo* RegisterKernel(const void* host_fun, const char* device_name) 
   return k;
 }
 
+// The kernel name of every simgpuCollective launch: NCCL 2.x's all-reduce kernel naming.
+constexpr const char* kCollectiveKernelName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+
 const KernelInfo* SyntheticKernel(const char* name, uint64_t duration_ns, bool collective) {
   Registry& r = Reg();
   std::string key_name = name ? name : "simgpu_kernel";
@@ -145,7 +148,10 @@ const KernelInfo* SyntheticKernel(const char* name, uint64_t duration_ns, bool c
   auto it = r.synthetic.find(key);
   if (it != r.synthetic.end()) return it->second;
   auto* k = new KernelInfo;
-  k->name = name ? name : "simgpu_kernel";
+  // A collective is named as NCCL's kernels are (what a profiler sees for an all-reduce on a real
+  // GPU); the caller's name is the group it synchronises.
+  k->name = collective ? kCollectiveKernelName : name ? name : "simgpu_kernel";
+  if (collective) k->group = name ? name : "";
   k->demangled = Demangle(k->name.c_str());
   ModelKernelDuration(k->name, k->demangled, &k->faults);  // SIMGPU_FAULT_KERNEL still applies
   k->duration_ns = duration_ns;  // exact: the env override does not apply

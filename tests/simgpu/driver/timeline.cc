@@ -15,10 +15,21 @@
 // (time, seq) order; a dependent op starts no earlier than what it depends on ends and was
 // submitted later, so bytes move in dependency order. An op submitted now starts in the future,
 // so the order never goes back in time.
+//
+// Collectives (simgpuCollective) are the exception: an op's end is known only once every rank of
+// its group has started the same launch (collective_rendezvous.h). Such an op is scheduled with
+// its start, publishes it, and stays *untimed* until a resolver thread sees the rendezvous
+// complete; it then ends at the latest rank's start + duration. Work that depends on an untimed
+// op (later ops on its stream, the legacy-stream rules, a device barrier, a stream waiting on an
+// event recorded behind it) is *deferred*: held in its device's FIFO, in submission order, and
+// timed — from its own submit time, as if the end had been known — when what it waits for is
+// timed. Work that depends on nothing untimed is scheduled at once, so other streams keep running
+// while a collective waits, as on a real GPU.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <mutex>
 #include <queue>
@@ -26,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "driver/collective_rendezvous.h"
 #include "driver/internal.h"
 
 namespace simgpu {
@@ -50,6 +62,17 @@ struct OpHandle {
   void* free_ptr = nullptr;
   void (*host_fn)(void*) = nullptr;
   void* host_fn_data = nullptr;
+  // Scheduling state (guarded by Timeline::mu): `timed` once start and end are known; `deferred`
+  // while it waits in its device's FIFO for an untimed op it depends on.
+  bool timed = true;
+  bool deferred = false;
+  bool after_previous = false;  // its stream had work before it (SIMGPU_STREAM_GAP_NS)
+  std::shared_ptr<OpHandle> wait_on;  // cudaStreamWaitEvent marker: the event's record
+  // collectives
+  CollectiveGroup* group = nullptr;
+  uint64_t collective_index = 0;
+  uint64_t wait_ns = 0;              // latest rank's start - this rank's start
+  cudaError_t fail = cudaSuccess;    // the rendezvous failed: the device's sticky error
 };
 
 struct Stream {
@@ -61,6 +84,7 @@ struct Stream {
   bool per_thread;
   uint64_t ready_ns = 0;
   std::shared_ptr<OpHandle> last;
+  std::deque<OpHandle*> untimed;  // its ops not yet timed, in order (a suffix of the stream)
 };
 
 struct Event {
@@ -77,6 +101,9 @@ struct Device {
   uint64_t barrier_ns = 0;
   uint64_t all_ready_ns = 0;
   std::set<uint64_t> pending;    // seqs submitted and not yet done
+  std::deque<std::shared_ptr<OpHandle>> deferred;  // submission order
+  bool barrier_pending = false;  // a DeviceBarrier behind untimed work: its time is unknown
+  uint64_t barrier_seq = 0;      // the first seq behind that barrier
   cudaError_t sticky = cudaSuccess;
   char context_object[64];       // its address is the CUcontext handle
 };
@@ -109,6 +136,10 @@ struct Timeline {
   uint64_t device_wakes_at = 0;
   // Copy bandwidths, bytes/s: [kind 1..3][pinned 0/1].
   double bw[4][2] = {};
+  // Collectives started and waiting for the other ranks; the resolver thread serves them.
+  std::vector<std::shared_ptr<OpHandle>> unresolved;
+  std::condition_variable resolver_cv;
+  bool resolver_running = false;
 };
 
 Timeline& T() {
@@ -118,16 +149,60 @@ Timeline& T() {
 
 bool IsBlocking(const Stream* s) { return !s->legacy && !(s->flags & cudaStreamNonBlocking); }
 
-// Computes start/end and queues `op`. Caller holds T().mu.
-void ScheduleLocked(const std::shared_ptr<OpHandle>& op) {
+// True when `s` has an untimed op submitted before `seq`.
+bool BlockedBefore(const Stream* s, uint64_t seq) {
+  return !s->untimed.empty() && s->untimed.front()->seq < seq;
+}
+
+bool AnyStreamBlockedBefore(const Device* d, uint64_t seq) {
+  if (BlockedBefore(d->legacy, seq)) return true;
+  for (const Stream* other : d->streams) {
+    if (BlockedBefore(other, seq)) return true;
+  }
+  return false;
+}
+
+// A device barrier behind untimed work is placed once that work is timed.
+void SettleBarrierLocked(Device* d) {
+  if (d->barrier_pending && !AnyStreamBlockedBefore(d, d->barrier_seq)) {
+    d->barrier_pending = false;
+    d->barrier_ns = std::max(d->barrier_ns, d->all_ready_ns);
+  }
+}
+
+// Whether `op` depends on an op whose end is not known yet.
+bool MustDeferLocked(const OpHandle& op) {
+  const Stream* s = op.stream;
+  const Device* d = s->dev;
+  if (BlockedBefore(s, op.seq)) return true;
+  if (d->barrier_pending && op.seq >= d->barrier_seq) return true;
+  if (op.wait_on && !op.wait_on->timed) return true;
+  if (s->legacy) {
+    for (const Stream* other : d->streams) {
+      if (IsBlocking(other) && BlockedBefore(other, op.seq)) return true;
+    }
+  } else if (IsBlocking(s) && BlockedBefore(d->legacy, op.seq)) {
+    return true;
+  }
+  return false;
+}
+
+void StartResolverLocked();
+
+// Computes start/end of an op whose dependencies are all timed, and queues it (a collective of a
+// multi-rank group: publishes its start and waits for the resolver instead). Caller holds T().mu.
+void TimeLocked(const std::shared_ptr<OpHandle>& op) {
   Timeline& t = T();
   const Config& c = GetConfig();
   Stream* s = op->stream;
   Device* d = s->dev;
-  op->dev = d;
-  op->seq = t.next_seq++;
+  if (op->deferred) {
+    s->untimed.pop_front();  // it is the front: nothing before it on `s` is untimed
+    op->deferred = false;
+  }
+  if (op->wait_on) s->ready_ns = std::max(s->ready_ns, op->wait_on->end_ns);
   uint64_t start = op->submit_ns + c.device_latency_ns;
-  start = std::max(start, s->ready_ns + (s->last ? c.stream_gap_ns : 0));
+  start = std::max(start, s->ready_ns + (op->after_previous ? c.stream_gap_ns : 0));
   start = std::max(start, d->barrier_ns);
   if (s->legacy) {
     for (Stream* other : d->streams) {
@@ -137,11 +212,19 @@ void ScheduleLocked(const std::shared_ptr<OpHandle>& op) {
     start = std::max(start, d->legacy->ready_ns);
   }
   op->start_ns = start;
+  if (op->group != nullptr) {
+    // The collective occupies its stream from `start` until every rank has started it.
+    op->timed = false;
+    s->untimed.push_front(op.get());
+    PublishCollectiveStart(op->group, op->collective_index, start);
+    t.unresolved.push_back(op);
+    StartResolverLocked();
+    return;
+  }
+  op->timed = true;
   op->end_ns = start + op->duration_ns;
   s->ready_ns = op->end_ns;
-  s->last = op;
   d->all_ready_ns = std::max(d->all_ready_ns, op->end_ns);
-  d->pending.insert(op->seq);
   // Only ops that touch memory or run host code need the device thread at their start.
   op->started = op->kind == OpHandle::kKernel || op->kind == OpHandle::kMarker;
   op->wake_ns = op->started ? op->end_ns : op->start_ns;
@@ -150,6 +233,121 @@ void ScheduleLocked(const std::shared_ptr<OpHandle>& op) {
     t.device_wakes_at = 0;  // it is awake until it sleeps again and says until when
     t.work_cv.notify_one();
   }
+}
+
+// Queues `op`: timed at once, or deferred behind the untimed work it depends on. Caller holds
+// T().mu.
+void ScheduleLocked(const std::shared_ptr<OpHandle>& op) {
+  Timeline& t = T();
+  Stream* s = op->stream;
+  Device* d = s->dev;
+  op->dev = d;
+  op->seq = t.next_seq++;
+  op->after_previous = s->last != nullptr;
+  s->last = op;
+  d->pending.insert(op->seq);
+  SettleBarrierLocked(d);
+  if (MustDeferLocked(*op)) {
+    op->timed = false;
+    op->deferred = true;
+    s->untimed.push_back(op.get());
+    d->deferred.push_back(op);
+    return;
+  }
+  TimeLocked(op);
+}
+
+// Times every deferred op whose dependencies became timed, in submission order, until nothing
+// changes (an event on one device can hold a stream of another). Caller holds T().mu.
+void RetryDeferredLocked() {
+  Timeline& t = T();
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (Device* d : t.devices) {
+      std::deque<std::shared_ptr<OpHandle>> fifo;
+      fifo.swap(d->deferred);
+      for (auto& op : fifo) {
+        SettleBarrierLocked(d);
+        if (MustDeferLocked(*op)) {
+          d->deferred.push_back(std::move(op));
+        } else {
+          TimeLocked(op);
+          progress = true;
+        }
+      }
+    }
+  }
+}
+
+// Ends a collective: at the latest rank's start + duration, or, when the rendezvous failed, now
+// with the device's sticky error. Caller holds T().mu.
+void ResolveLocked(const std::shared_ptr<OpHandle>& op, bool ok, uint64_t latest_start_ns) {
+  Timeline& t = T();
+  Stream* s = op->stream;
+  Device* d = s->dev;
+  if (ok) {
+    uint64_t begin = std::max(latest_start_ns, op->start_ns);
+    op->wait_ns = begin - op->start_ns;
+    op->end_ns = begin + op->duration_ns;
+  } else {
+    op->fail = cudaErrorLaunchTimeout;
+    op->end_ns = std::max(NowNs(), op->start_ns);
+    op->wait_ns = op->end_ns - op->start_ns;
+  }
+  op->timed = true;
+  if (!s->untimed.empty() && s->untimed.front() == op.get()) s->untimed.pop_front();
+  s->ready_ns = std::max(s->ready_ns, op->end_ns);
+  d->all_ready_ns = std::max(d->all_ready_ns, op->end_ns);
+  op->started = true;
+  op->wake_ns = op->end_ns;
+  t.heap.push(op);
+  t.device_wakes_at = 0;
+  t.work_cv.notify_one();
+  RetryDeferredLocked();
+}
+
+// The resolver thread: waits on each started collective's rendezvous (oldest first) and ends it.
+void ResolverMain() {
+  Timeline& t = T();
+  std::unique_lock<std::mutex> lock(t.mu);
+  for (;;) {
+    if (t.unresolved.empty()) {
+      t.resolver_cv.wait(lock);
+      continue;
+    }
+    std::shared_ptr<OpHandle> op = t.unresolved.front();
+    lock.unlock();
+    uint64_t latest = 0;
+    // Short waits, then the next one: a collective of another group may complete first.
+    RendezvousState state = AwaitCollective(op->group, op->collective_index, 10000000, &latest);
+    if (state == RendezvousState::kPending && NowNs() >= op->start_ns + CollectiveTimeoutNs()) {
+      std::fprintf(stderr,
+                   "simgpu: collective %s launch %llu: not every rank arrived within "
+                   "SIMGPU_COLLECTIVE_TIMEOUT; failing it (cudaErrorLaunchTimeout)\n",
+                   op->kernel->group.c_str(),
+                   static_cast<unsigned long long>(op->collective_index));
+      AbortCollectiveGroup(op->group, op->collective_index);
+      state = RendezvousState::kFailed;
+    }
+    lock.lock();
+    if (state == RendezvousState::kPending) {
+      // Look at the others first: rotate.
+      t.unresolved.erase(t.unresolved.begin());
+      t.unresolved.push_back(op);
+      continue;
+    }
+    t.unresolved.erase(std::find(t.unresolved.begin(), t.unresolved.end(), op));
+    ResolveLocked(op, state == RendezvousState::kComplete, latest);
+  }
+}
+
+void StartResolverLocked() {
+  Timeline& t = T();
+  if (!t.resolver_running) {
+    t.resolver_running = true;
+    std::thread(ResolverMain).detach();  // runs until the process exits
+  }
+  t.resolver_cv.notify_one();
 }
 
 void MoveBytes(const OpHandle& op) {
@@ -196,6 +394,7 @@ void ReportCompleted(const OpHandle& op, bool fault) {
   switch (op.kind) {
     case OpHandle::kKernel:
       r.kind = op.kernel->collective ? SIMGPU_OP_COLLECTIVE : SIMGPU_OP_KERNEL;
+      r.wait_ns = op.wait_ns;
       r.name = op.kernel->name.c_str();
       x.demangled = op.kernel->demangled.c_str();
       r.grid[0] = static_cast<int32_t>(op.grid.x);
@@ -262,13 +461,15 @@ void DeviceThreadMain() {
       t.heap.push(op);
       continue;
     }
-    bool fault = !dropped && op->kind == OpHandle::kKernel && op->kernel->faults;
+    cudaError_t fault_error = op->fail != cudaSuccess ? op->fail : cudaErrorIllegalAddress;
+    bool fault = !dropped && op->kind == OpHandle::kKernel &&
+                 (op->kernel->faults || op->fail != cudaSuccess);
     bool reporting = t.reporting;
     lock.unlock();
     if (!dropped && reporting) ReportCompleted(*op, fault);  // before `done`: a sync sees it
     if (TruthFlushDue()) TruthFlush();
     lock.lock();
-    if (fault) d->sticky = cudaErrorIllegalAddress;
+    if (fault) d->sticky = fault_error;
     op->done = true;
     d->pending.erase(op->seq);
     t.done_cv.notify_all();
@@ -276,7 +477,7 @@ void DeviceThreadMain() {
 }
 
 Stream* NewStreamLocked(Device* d, unsigned flags, int priority, bool per_thread) {
-  auto* s = new Stream{d, T().next_stream_id++, flags, priority, false, per_thread, 0, nullptr};
+  auto* s = new Stream{d, T().next_stream_id++, flags, priority, false, per_thread, 0, nullptr, {}};
   d->streams.push_back(s);
   T().live_streams.insert(s);
   return s;
@@ -372,7 +573,7 @@ void TimelineStart(int devices) {
   for (int i = 0; i < devices; ++i) {
     auto* d = new Device;
     d->index = i;
-    d->legacy = new Stream{d, 7, 0, 0, true, false, 0, nullptr};
+    d->legacy = new Stream{d, 7, 0, 0, true, false, 0, nullptr, {}};
     t.devices.push_back(d);
   }
   std::thread(DeviceThreadMain).detach();  // runs until the process exits
@@ -512,6 +713,11 @@ void DeviceBarrier(int device) {
   Timeline& t = T();
   std::lock_guard<std::mutex> lock(t.mu);
   Device* d = t.devices[device];
+  if (AnyStreamBlockedBefore(d, t.next_seq)) {
+    d->barrier_pending = true;  // placed when the untimed work before it is timed
+    d->barrier_seq = t.next_seq;
+    return;
+  }
   d->barrier_ns = std::max(d->barrier_ns, d->all_ready_ns);
 }
 
@@ -575,9 +781,10 @@ cudaError_t EventElapsedMs(Event* start, Event* end, float* ms) {
 cudaError_t StreamWaitEvent(Stream* s, Event* e) {
   std::lock_guard<std::mutex> lock(T().mu);
   if (!e->marker) return cudaSuccess;  // never recorded: nothing to wait for
-  s->ready_ns = std::max(s->ready_ns, e->marker->end_ns);
-  // A zero-length marker makes the wait visible to cudaStreamSynchronize/Query on `s`.
+  // A zero-length marker that starts no earlier than the record ends (TimeLocked) makes the wait
+  // visible to cudaStreamSynchronize/Query on `s`, and defers it while the record is untimed.
   auto op = NewOp(OpHandle::kMarker, s, 0);
+  op->wait_on = e->marker;
   op->submit_ns = NowNs();
   ScheduleLocked(op);
   return cudaSuccess;
@@ -593,6 +800,10 @@ cudaError_t SubmitKernel(Stream* s, const LaunchArgs& a, uint32_t corr) {
   op->grid = a.grid;
   op->block = a.block;
   op->duration_ns = a.kernel->duration_ns;
+  if (a.kernel->collective) {
+    op->group = AttachCollectiveGroup(a.kernel->group);  // NULL: a world of one rank
+    if (op->group) op->collective_index = NextCollectiveIndex(op->group);
+  }
   op->submit_ns = NowNs();
   std::lock_guard<std::mutex> lock(T().mu);
   if (s->dev->sticky != cudaSuccess) return s->dev->sticky;

@@ -1,0 +1,457 @@
+#include "agent/sampler/sampler.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "agent/clock.h"
+#include "agent/log.h"
+#include "proto/batch_codec.h"
+
+namespace gs {
+namespace {
+
+namespace pb = gpustall::trace;
+
+constexpr uint8_t kRingSample = 1;
+enum SampleFlags : uint8_t { kSamplePcsTruncated = 1, kSamplePythonTruncated = 2 };
+
+// One sample in the ring: RingRecordHeader (count = native PCs), this, the PCs, the Python frames.
+struct SampleFixed {
+  uint64_t time_ns;
+  uint64_t tid;
+  uint64_t cpu_time_delta_ns;
+  uint32_t cpu;
+  uint8_t state;  // gpustall.trace.ThreadState
+  uint8_t pad;
+  uint16_t python_count;
+};
+static_assert(sizeof(SampleFixed) == 32, "fixed-size sample record");
+
+constexpr size_t kRingBytes = 1 << 20;  // ~2000 deep samples; drained every 10 ms
+constexpr int kMaxTargets = SignalStackSampler::kSlots;
+constexpr uint64_t kAbandonAfterNs = 1000000000ull;
+constexpr uint64_t kRefindPythonTicks = 10;
+// A thread is "computing" when its CPU time grew by at least 1/kComputeShareInverse of the wall
+// time since the previous tick. 5 (20%): a busy thread on a machine oversubscribed 4x still
+// qualifies; a thread that mostly sleeps or waits does not.
+constexpr uint64_t kComputeShareInverse = 5;  // a thread without a thread state yet
+
+// The CPU time of thread `tid` of this process: the kernel's per-thread CPU clock id
+// (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), what pthread_getcpuclockid builds), ns resolution.
+bool ThreadCpuNs(uint64_t tid, uint64_t* ns) {
+  const clockid_t id = static_cast<clockid_t>((~static_cast<uint64_t>(tid) << 3) | 6);
+  timespec ts;
+  if (clock_gettime(id, &ts) != 0) return false;
+  *ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  return true;
+}
+
+}  // namespace
+
+struct Sampler::Target {
+  uint64_t tid = 0;  // 0: free entry
+  uint64_t seen_tick = 0;
+  bool ignored = false;  // an agent thread (all-threads mode)
+  TaskFiles files;
+  uint64_t last_cpu_ns = 0;
+  uint64_t last_read_ns = 0;  // when last_cpu_ns was read
+  bool has_cpu = false;
+  uintptr_t tstate = 0;
+  uint64_t tstate_tick = 0;
+  uintptr_t stack_low = 0, stack_high = 0;
+  bool pending = false;
+  uint64_t pending_since = 0;
+  int pending_cpu = -1;
+  uint64_t pending_cpu_delta = 0;
+};
+
+Sampler::Sampler(RingPool* pool, const StackCapturer* stacks, PythonStackReader* python)
+    : pool_(pool), stacks_(stacks), python_(python) {}
+
+Sampler::~Sampler() {
+  Stop();
+  if (task_dir_fd_ >= 0) close(task_dir_fd_);
+}
+
+bool Sampler::Start(const SamplerOptions& options, std::string* note) {
+  if (started_ || options.hz <= 0) return false;
+  options_ = options;
+  period_ns_ = 1000000000ull / static_cast<uint64_t>(options.hz);
+  targets_.reset(new Target[kMaxTargets]);
+  ring_memory_.assign(kRingBytes + 8, 0);
+  auto* aligned = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(ring_memory_.data()) + 7) & ~uintptr_t{7});
+  ring_.Init(aligned, kRingBytes);
+  if (options.all_threads) {
+    task_dir_fd_ = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    dirents_.assign(16384, 0);
+    if (task_dir_fd_ < 0) {
+      *note = "sampler: cannot open /proc/self/task; sampling disabled";
+      return false;
+    }
+  }
+  if (options.signals) {
+    use_signals_ = signals_.Install(stacks_, python_, options.stack_depth, note);
+  }
+  ready_.store(true, std::memory_order_release);
+  // The sampler thread takes no signal: the application's belong to its own threads, and ours
+  // must never run on a thread that is not sampled.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const int rc = pthread_create(&thread_, nullptr, &Sampler::ThreadMain, this);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    *note = "sampler: cannot start the sampler thread; sampling disabled";
+    return false;
+  }
+  pthread_setname_np(thread_, "gpustall-sample");
+  started_ = true;
+  return true;
+}
+
+void Sampler::Stop() {
+  if (!started_) return;
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_.store(true);
+  }
+  stop_cv_.notify_all();
+  pthread_join(thread_, nullptr);
+  started_ = false;
+}
+
+void* Sampler::ThreadMain(void* self) {
+  static_cast<Sampler*>(self)->Run();
+  return nullptr;
+}
+
+void Sampler::Run() {
+  self_tid_ = static_cast<uint64_t>(syscall(SYS_gettid));
+  uint64_t next = MonotonicNs() + period_ns_;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(stop_mu_);
+      const uint64_t now = MonotonicNs();
+      if (next > now) stop_cv_.wait_for(lock, std::chrono::nanoseconds(next - now), [this] { return stop_.load(); });
+      if (stop_.load()) break;
+    }
+    Tick();
+    // No catch-up burst after a slow tick (a descheduled sampler): the next tick in the future.
+    const uint64_t now = MonotonicNs();
+    next += period_ns_;
+    if (next <= now) next = now + period_ns_ - (now - next) % period_ns_;
+  }
+  // Outstanding answers: give late handlers no slot to write into after we are gone.
+  CollectAnswers(false);
+  for (int i = 0; i < kMaxTargets; ++i) {
+    Target& t = targets_[i];
+    if (t.pending) {
+      signals_.Release(i);
+      t.pending = false;
+    }
+  }
+}
+
+void Sampler::Tick() {
+  const uint64_t tick = ticks_.fetch_add(1, std::memory_order_relaxed) + 1;
+  fds_.BeginTick();
+  if (use_signals_ && !signals_.StillInstalled()) {
+    use_signals_ = false;
+    Log(LogLevel::kWarn, "sampler: the application installed its own handler for signal %d; "
+                         "running threads are sampled without native stacks from now on",
+        signals_.signal_number());
+  }
+  CollectAnswers(false);
+  RefreshTargets(tick);
+  bool any_pending = false;
+  for (int i = 0; i < kMaxTargets; ++i) {
+    Target& t = targets_[i];
+    if (t.tid == 0 || t.ignored) continue;
+    SampleTarget(t, tick);
+    any_pending |= t.pending;
+  }
+  if (any_pending) CollectAnswers(true);
+}
+
+Sampler::Target* Sampler::FindOrAddTarget(uint64_t tid, uint64_t tick) {
+  Target* free_entry = nullptr;
+  for (int i = 0; i < kMaxTargets; ++i) {
+    Target& t = targets_[i];
+    if (t.tid == tid) {
+      t.seen_tick = tick;
+      return &t;
+    }
+    if (t.tid == 0 && free_entry == nullptr && !t.pending) free_entry = &t;
+  }
+  if (free_entry == nullptr) return nullptr;  // more than kMaxTargets threads: the rest unsampled
+  Target& t = *free_entry;
+  if (!t.files.Open(tid)) return nullptr;
+  t.tid = tid;
+  t.seen_tick = tick;
+  t.has_cpu = false;
+  t.tstate = 0;
+  t.tstate_tick = 0;
+  t.stack_low = t.stack_high = 0;
+  t.ignored = tid == self_tid_;
+  if (options_.all_threads && !t.ignored) {
+    char name[32];
+    TaskFiles::ReadName(tid, name, sizeof name);
+    t.ignored = std::strncmp(name, "gpustall", 8) == 0;
+  }
+  ++target_count_;
+  return &t;
+}
+
+void Sampler::RefreshTargets(uint64_t tick) {
+  if (options_.all_threads) {
+    lseek(task_dir_fd_, 0, SEEK_SET);
+    while (true) {
+      const long n = syscall(SYS_getdents64, task_dir_fd_, dirents_.data(), dirents_.size());
+      if (n <= 0) break;
+      for (long off = 0; off < n;) {
+        const auto* d = reinterpret_cast<const dirent64*>(dirents_.data() + off);
+        off += d->d_reclen;
+        if (d->d_name[0] < '0' || d->d_name[0] > '9') continue;
+        FindOrAddTarget(std::strtoull(d->d_name, nullptr, 10), tick);
+      }
+    }
+  } else {
+    for (size_t i = 0; i < pool_->ring_count(); ++i) {
+      ThreadRing& r = pool_->ring(i);
+      if (r.state.load(std::memory_order_acquire) != ThreadRing::kOwned) continue;
+      if (Target* t = FindOrAddTarget(r.tid, tick)) {
+        t->stack_low = r.stack_low;
+        t->stack_high = r.stack_high;
+      }
+    }
+  }
+  for (int i = 0; i < kMaxTargets; ++i) {
+    Target& t = targets_[i];
+    if (t.tid == 0 || t.seen_tick == tick) continue;
+    // Gone (or no longer owns a ring): forget it. An outstanding signal is abandoned.
+    if (t.pending) {
+      signals_.Release(i);
+      t.pending = false;
+      abandoned_.fetch_add(1, std::memory_order_relaxed);
+    }
+    t.files.Close();
+    t.tid = 0;
+    --target_count_;
+  }
+}
+
+void Sampler::SampleTarget(Target& t, uint64_t tick) {
+  const int index = static_cast<int>(&t - targets_.get());
+  TaskStat stat;
+  if (!t.files.ReadStat(&stat)) return;  // exited; forgotten at the next refresh
+  const uint64_t now = MonotonicNs();
+  uint64_t cpu_ns = 0, cpu_delta = 0;
+  // Whether the thread ran for at least kComputeShare of the time since the last tick: only
+  // such a thread is signalled (see below).
+  bool computing = false;
+  if (ThreadCpuNs(t.tid, &cpu_ns)) {
+    cpu_delta = t.has_cpu && cpu_ns >= t.last_cpu_ns ? cpu_ns - t.last_cpu_ns : 0;
+    computing = t.has_cpu && now > t.last_read_ns && cpu_delta * kComputeShareInverse >= now - t.last_read_ns;
+    t.last_cpu_ns = cpu_ns;
+    t.last_read_ns = now;
+    t.has_cpu = true;
+  }
+  // Python frames read from here (blocked threads; running ones when there is no signal).
+  auto remote_python = [&](bool* truncated) -> int {
+    *truncated = false;
+    if (python_ == nullptr || python_->state() != PythonStacksState::kActive) return 0;
+    if (t.tstate == 0 && (t.tstate_tick == 0 || tick - t.tstate_tick >= kRefindPythonTicks)) {
+      t.tstate = python_->FindThreadState(t.tid);
+      t.tstate_tick = tick;
+    }
+    if (t.tstate == 0) return 0;
+    const int n = python_->CaptureThread(t.tstate, t.tid, python_scratch_, SignalSample::kMaxPython, truncated);
+    if (n < 0) {  // the thread state is gone (or was another thread's): look it up again
+      t.tstate = 0;
+      t.tstate_tick = 0;
+      return 0;
+    }
+    return n;
+  };
+
+  if (stat.state == 'R') {
+    if (t.pending) return;  // the previous signal is still unanswered: it stands for this tick
+    // R also covers a thread that is entering a system call and about to block: a signal that
+    // lands then makes a non-restartable call (nanosleep, poll, ...) fail with EINTR. Threads
+    // that wake up, run briefly and block again (sleep, queue and I/O loops) spend a large part
+    // of their R time in exactly those transitions, so only a thread that was computing for a
+    // good part of the last period is signalled; the others get a RUNNING sample with their
+    // Python frames read from here and no native stack.
+    if (use_signals_ && computing) {
+      if (signals_.Request(index, t.tid, t.stack_low, t.stack_high)) {
+        t.pending = true;
+        t.pending_since = now;
+        t.pending_cpu = stat.processor;
+        t.pending_cpu_delta = cpu_delta;
+        signals_sent_.fetch_add(1, std::memory_order_relaxed);
+      }
+      return;
+    }
+    bool truncated = false;
+    const int py = remote_python(&truncated);
+    Emit(now, t.tid, pb::THREAD_STATE_RUNNING, stat.processor, cpu_delta, nullptr, 0, false, python_scratch_, py,
+         truncated);
+    return;
+  }
+  TaskSyscall call;
+  t.files.ReadSyscall(&call);
+  const WaitVerdict verdict = ClassifyTask(stat, call, &fds_);
+  if (verdict.state == pb::THREAD_STATE_UNKNOWN) return;
+  uint64_t leaf = 0;
+  int pcs = 0;
+  if (call.kind == TaskSyscall::kInSyscall || call.kind == TaskSyscall::kNoSyscall) {
+    leaf = call.pc;
+    pcs = leaf != 0 ? 1 : 0;
+  }
+  bool truncated = false;
+  const int py = remote_python(&truncated);
+  Emit(now, t.tid, verdict.state, stat.processor, cpu_delta, &leaf, pcs, false, python_scratch_, py, truncated);
+}
+
+void Sampler::CollectAnswers(bool wait) {
+  const uint64_t start = MonotonicNs();
+  // A quarter of the period, at most 5 ms: a preempted thread answers at a later tick instead.
+  uint64_t budget = period_ns_ / 4;
+  if (budget > 5000000) budget = 5000000;
+  uint32_t answers = signals_.AnswerCount();
+  while (true) {
+    int outstanding = 0;
+    const uint64_t now = MonotonicNs();
+    for (int i = 0; i < kMaxTargets; ++i) {
+      Target& t = targets_[i];
+      if (!t.pending) continue;
+      if (signals_.State(i) == SignalStackSampler::kDone) {
+        const SignalSample& s = signals_.Result(i);
+        if (s.skipped) {
+          dropped_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          if (s.tstate != 0) t.tstate = s.tstate;
+          const int max_pcs = options_.stack_depth;
+          // Caught at a system call instruction: blocked (or blocking) in it, not computing.
+          int state = pb::THREAD_STATE_RUNNING;
+          if (s.syscall_nr >= 0) {
+            TaskStat blocked;
+            blocked.state = 'S';
+            TaskSyscall call;
+            call.kind = TaskSyscall::kInSyscall;
+            call.nr = s.syscall_nr;
+            for (int a = 0; a < 6; ++a) call.args[a] = s.syscall_args[a];
+            state = ClassifyTask(blocked, call, &fds_).state;
+          }
+          Emit(s.time_ns, t.tid, state, t.pending_cpu, t.pending_cpu_delta, s.pcs,
+               s.pc_count > max_pcs ? max_pcs : s.pc_count, s.pc_count > max_pcs, s.python, s.python_count,
+               s.python_truncated);
+        }
+        if (!wait) late_.fetch_add(1, std::memory_order_relaxed);
+        signals_.Release(i);
+        t.pending = false;
+      } else if (now - t.pending_since > kAbandonAfterNs) {
+        // Never answered: the thread blocks the signal, or died between stat and the send.
+        if (signals_.Release(i)) {
+          // Answered at the last moment: counted as dropped, simpler than emitting it here.
+        }
+        abandoned_.fetch_add(1, std::memory_order_relaxed);
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        t.pending = false;
+      } else {
+        ++outstanding;
+      }
+    }
+    const uint64_t elapsed = MonotonicNs() - start;
+    if (!wait || outstanding == 0 || elapsed >= budget) return;
+    signals_.WaitForAnswer(&answers, budget - elapsed);  // sleeps until a handler answers
+  }
+}
+
+void Sampler::Emit(uint64_t time_ns, uint64_t tid, int state, int cpu, uint64_t cpu_delta, const uint64_t* pcs,
+                   int pc_count, bool pcs_truncated, const PythonFrameRef* python, int python_count,
+                   bool python_truncated) {
+  const size_t bytes = sizeof(RingRecordHeader) + sizeof(SampleFixed) +
+                       static_cast<size_t>(pc_count + python_count) * sizeof(uint64_t);
+  uint8_t* p = ring_.BeginWrite(bytes);
+  if (p == nullptr) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  auto* header = reinterpret_cast<RingRecordHeader*>(p);
+  header->size = static_cast<uint32_t>(bytes);
+  header->type = kRingSample;
+  header->flags = static_cast<uint8_t>((pcs_truncated ? kSamplePcsTruncated : 0) |
+                                       (python_truncated ? kSamplePythonTruncated : 0));
+  header->count = static_cast<uint16_t>(pc_count);
+  SampleFixed fixed{time_ns, tid, cpu_delta, static_cast<uint32_t>(cpu < 0 ? 0 : cpu), static_cast<uint8_t>(state),
+                    0, static_cast<uint16_t>(python_count)};
+  std::memcpy(p + sizeof(RingRecordHeader), &fixed, sizeof fixed);
+  uint8_t* tail = p + sizeof(RingRecordHeader) + sizeof(SampleFixed);
+  if (pc_count > 0) std::memcpy(tail, pcs, static_cast<size_t>(pc_count) * sizeof(uint64_t));
+  if (python_count > 0)
+    std::memcpy(tail + static_cast<size_t>(pc_count) * sizeof(uint64_t), python,
+                static_cast<size_t>(python_count) * sizeof(PythonFrameRef));
+  ring_.CommitWrite(bytes);
+  recorded_.fetch_add(1, std::memory_order_relaxed);
+}
+
+size_t Sampler::DrainInto(ChunkBuilder* builder) {
+  if (!ready_.load(std::memory_order_acquire)) return 0;
+  std::vector<std::pair<uint64_t, trace::SampleBatchEncoder>> batches;
+  size_t moved = 0;
+  ring_.Drain([&](const RingRecordHeader& h) {
+    if (h.type != kRingSample) return;
+    const uint8_t* base = reinterpret_cast<const uint8_t*>(&h);
+    SampleFixed fixed;
+    std::memcpy(&fixed, base + sizeof(RingRecordHeader), sizeof fixed);
+    const auto* pcs = reinterpret_cast<const uint64_t*>(base + sizeof(RingRecordHeader) + sizeof(SampleFixed));
+    const auto* python = reinterpret_cast<const PythonFrameRef*>(pcs + h.count);
+    trace::SampleRecord r;
+    r.thread_id = fixed.tid;
+    r.time_ns = fixed.time_ns;
+    r.cpu_time_delta_ns = fixed.cpu_time_delta_ns;
+    r.cpu = fixed.cpu;
+    r.state = static_cast<pb::ThreadState>(fixed.state);
+    r.stack = builder->InternStack(StackView{pcs, h.count, (h.flags & kSamplePcsTruncated) != 0, python,
+                                             fixed.python_count, (h.flags & kSamplePythonTruncated) != 0});
+    trace::SampleBatchEncoder* encoder = nullptr;
+    for (auto& [tid, e] : batches)
+      if (tid == fixed.tid) encoder = &e;
+    if (encoder == nullptr) {
+      batches.emplace_back(fixed.tid, trace::SampleBatchEncoder());
+      encoder = &batches.back().second;
+      encoder->Begin(builder->chunk()->add_samples(), fixed.tid, fixed.time_ns);
+    }
+    encoder->Add(r);
+    ++moved;
+  });
+  builder->CountRecords(moved);
+  return moved;
+}
+
+void Sampler::AddStats(pb::Stats* stats) {
+  stats->set_samples_recorded(stats->samples_recorded() + recorded_.load(std::memory_order_relaxed));
+  stats->set_samples_dropped(stats->samples_dropped() + dropped_.load(std::memory_order_relaxed));
+}
+
+SamplerCounters Sampler::counters() const {
+  SamplerCounters c;
+  c.recorded = recorded_.load(std::memory_order_relaxed);
+  c.dropped = dropped_.load(std::memory_order_relaxed);
+  c.signals_sent = signals_sent_.load(std::memory_order_relaxed);
+  c.late_answers = late_.load(std::memory_order_relaxed);
+  c.abandoned = abandoned_.load(std::memory_order_relaxed);
+  c.eintr_races = signals_.eintr_races();
+  c.ticks = ticks_.load(std::memory_order_relaxed);
+  return c;
+}
+
+}  // namespace gs

@@ -1,0 +1,146 @@
+// sampler.h — the wall-clock sampler (issue 5, "Sampler"): GS_SAMPLE_HZ times a second, for each
+// target thread, its state (running, or blocked in what), its CPU time, and its stack.
+//
+// Targets: the threads that own a ring in the RingPool (the threads that issue CUDA work), or,
+// with GS_SAMPLE_ALL_THREADS=1, every thread of the process (/proc/self/task) except the agent's
+// own (named gpustall-*).
+//
+// One tick, per target:
+//   1. /proc/self/task/<tid>/stat (kept open, pread): state and last CPU; the thread's CPU clock
+//      (clock_gettime on its per-thread CPU clock id: ns resolution, unlike stat's ticks) gives
+//      cpu_time_delta.
+//   2. Running (R) and computing (its CPU time grew by at least 20% of the wall time since the
+//      last tick): the thread captures its own native + Python stack in a signal handler
+//      (SignalStackSampler; see its header for why only running threads get a signal, and why
+//      only computing ones: a sleep/wait loop is R mostly while entering or leaving a system
+//      call). The sampler sleeps (futex) up to a quarter of the period for the answers; a thread
+//      that has not run by then (preempted on a busy machine) answers later and that sample keeps
+//      the handler's own timestamp; a thread is not signalled again while an answer is
+//      outstanding. A handler that finds the thread at a system call instruction (entering it,
+//      or rewound by the kernel to restart it) reports the call, classified as in step 3.
+//      R but not computing: a RUNNING sample with the Python frames read as in step 3.
+//   3. Blocked (S/D): never signalled. /proc/self/task/<tid>/syscall says in which system call
+//      and with which arguments; WaitClassifier turns that into IO_WAIT / LOCK_WAIT / IDLE /
+//      SLEEPING. Its Python frames are read from the sampler thread (PythonStackReader::
+//      CaptureThread: the thread state found in the interpreter's thread list, every read
+//      guarded; the frames are stable while the thread is blocked). Its native stack is the one
+//      PC the syscall file gives (the libc function making the call). Why not a full remote
+//      unwind from the syscall file's sp/pc: it would need libunwind's remote address-space
+//      accessors around guarded reads of a stack that changes the moment the thread wakes up,
+//      for frames that are libc/interpreter plumbing under the Python frames the report shows.
+// Samples go through an SPSC byte ring (producer: sampler thread; consumer: the writer thread in
+// DrainInto), one fixed-layout record each; a full ring drops and counts.
+//
+// Lifecycle: Start at activation (after the writer thread: the agent is lazy, so never before the
+// process's first CUDA call), Stop at finish/exec (joins the thread). Fork: the child has no
+// sampler thread; the agent leaks its parts in the child and a child that activates makes a new
+// Sampler. Memory: everything is allocated in Start; the thread allocates nothing afterwards.
+//
+// Thread safety: Start/Stop from the agent's control path; DrainInto/AddStats on the writer
+// thread (serialised by the writer mutex); the sampler thread is internal.
+#ifndef GPUSTALL_AGENT_SAMPLER_SAMPLER_H_
+#define GPUSTALL_AGENT_SAMPLER_SAMPLER_H_
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/chunk_contributor.h"
+#include "agent/python/python_stacks.h"
+#include "agent/ring.h"
+#include "agent/ring_pool.h"
+#include "agent/sampler/proc_fd_source.h"
+#include "agent/sampler/signal_stack_sampler.h"
+#include "agent/sampler/task_proc.h"
+#include "agent/stack_capture.h"
+
+namespace gs {
+
+struct SamplerOptions {
+  int hz = 100;              // GS_SAMPLE_HZ; 0 disables
+  bool all_threads = false;  // GS_SAMPLE_ALL_THREADS
+  int stack_depth = 32;      // native frames kept per sample
+  bool signals = true;       // false: no signal ever (running threads get Python frames read remotely)
+};
+
+struct SamplerCounters {
+  uint64_t recorded = 0;       // samples that reached the ring
+  uint64_t dropped = 0;        // ring full, or the thread was inside an API-call record
+  uint64_t signals_sent = 0;
+  uint64_t late_answers = 0;   // answered after the tick's wait
+  uint64_t abandoned = 0;      // never answered (thread exited or blocks the signal)
+  uint64_t eintr_races = 0;    // see SignalStackSampler
+  uint64_t ticks = 0;
+};
+
+class Sampler final : public ChunkContributor {
+ public:
+  // The pointers must outlive the sampler (the agent's parts are never freed). `python` may be
+  // null or inactive.
+  Sampler(RingPool* pool, const StackCapturer* stacks, PythonStackReader* python);
+  ~Sampler() override;
+
+  // Allocates, installs the signal handler and starts the thread. False (and *note says why)
+  // if sampling could not start; a degraded start (no free signal) returns true with a note.
+  bool Start(const SamplerOptions& options, std::string* note);
+  // Stops and joins the thread. Idempotent.
+  void Stop();
+  bool running() const { return started_; }
+  uint64_t period_ns() const { return period_ns_; }
+  SamplerCounters counters() const;
+
+  // --- ChunkContributor (writer thread) ---
+  size_t DrainInto(ChunkBuilder* builder) override;
+  void AddStats(gpustall::trace::Stats* stats) override;
+
+ private:
+  struct Target;
+  static void* ThreadMain(void* self);
+  void Run();
+  void Tick();
+  void RefreshTargets(uint64_t tick);
+  Target* FindOrAddTarget(uint64_t tid, uint64_t tick);
+  void SampleTarget(Target& t, uint64_t now);
+  void CollectAnswers(bool wait);
+  void Emit(uint64_t time_ns, uint64_t tid, int state, int cpu, uint64_t cpu_delta,
+            const uint64_t* pcs, int pc_count, bool pcs_truncated, const PythonFrameRef* python,
+            int python_count, bool python_truncated);
+
+  RingPool* pool_;
+  const StackCapturer* stacks_;
+  PythonStackReader* python_;
+  SamplerOptions options_;
+  uint64_t period_ns_ = 0;
+  SignalStackSampler signals_;
+  bool use_signals_ = false;
+  ProcFdSource fds_;
+  std::unique_ptr<Target[]> targets_;
+  int target_count_ = 0;
+  std::vector<uint8_t> ring_memory_;
+  SpscRing ring_;
+  int task_dir_fd_ = -1;
+  std::vector<char> dirents_;
+  uint64_t self_tid_ = 0;
+  // Scratch for blocked threads' Python frames (sampler thread only).
+  PythonFrameRef python_scratch_[SignalSample::kMaxPython];
+
+  pthread_t thread_{};
+  bool started_ = false;
+  // Set (release) once Start has built the ring and the targets: the writer thread may call
+  // DrainInto before or while Start runs (the sampler is registered before the writer starts).
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> stop_{false};
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  std::atomic<uint64_t> recorded_{0}, dropped_{0}, signals_sent_{0}, late_{0}, abandoned_{0}, ticks_{0};
+};
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_SAMPLER_SAMPLER_H_
