@@ -66,6 +66,7 @@ bool TraceWriter::Start(const pb::TraceHeader& header) {
   if (started_) return !failed_;
   started_ = true;
   base_capture_ = header.capture();
+  FillProcessStats(&baseline_);
   unsigned char prelude[trace::kPreludeSize];
   trace::EncodePrelude(prelude);
   std::string reason;
@@ -321,6 +322,21 @@ void TraceWriter::DrainActivities() {
 }
 
 void TraceWriter::FillStats(pb::Stats* stats) {
+  FillProcessStats(stats);
+  // The loss counters come from what outlives a trace (the rings, CUPTI, the NVTX collector) and
+  // are cumulative for the process; a trace reports its own: an on-demand window does not
+  // inherit the drops of the windows before it (nor of the time between them).
+  auto since_start = [](uint64_t now, uint64_t at_start) { return now > at_start ? now - at_start : 0; };
+  stats->set_ring_dropped(since_start(stats->ring_dropped(), baseline_.ring_dropped()));
+  stats->set_cupti_dropped(since_start(stats->cupti_dropped(), baseline_.cupti_dropped()));
+  stats->set_other_dropped(since_start(stats->other_dropped(), baseline_.other_dropped()));
+  stats->set_samples_recorded(since_start(stats->samples_recorded(), baseline_.samples_recorded()));
+  stats->set_samples_dropped(since_start(stats->samples_dropped(), baseline_.samples_dropped()));
+  stats->set_activities_without_time(
+      since_start(stats->activities_without_time(), baseline_.activities_without_time()));
+}
+
+void TraceWriter::FillProcessStats(pb::Stats* stats) {
   RingPool& pool = recorder_->pool();
   uint64_t ring_dropped = pool.no_ring_drops();
   for (size_t i = 0; i < pool.ring_count(); ++i)

@@ -86,7 +86,8 @@ class TraceWriter final : private ChunkBuilder {
   void DescribePythonFrame(uint32_t frame_id, uint64_t key);
   void UpdatePythonCapture();
   void AddModules(const std::vector<const ModuleInfo*>& modules);
-  void FillStats(gpustall::trace::Stats* stats);
+  void FillStats(gpustall::trace::Stats* stats);         // this trace's (losses since Start)
+  void FillProcessStats(gpustall::trace::Stats* stats);  // the counters as they are now
   bool WriteFrame(uint8_t type, const google::protobuf::MessageLite& message);
   bool Fail(const std::string& what);
 
@@ -128,6 +129,7 @@ class TraceWriter final : private ChunkBuilder {
   uint64_t api_calls_ = 0, activities_count_ = 0, stacks_truncated_ = 0;
   uint64_t bytes_written_ = 0, chunks_written_ = 0, write_errors_ = 0, memory_used_ = 0;
   uint64_t last_stats_signature_ = 0;
+  gpustall::trace::Stats baseline_;  // FillProcessStats at Start: subtracted from the losses
   bool started_ = false, finished_ = false, failed_ = false;
   std::string error_;
 };

@@ -325,6 +325,36 @@ TEST(TraceWriterTest, ContributorsShareTheWritersTables) {
   EXPECT_EQ(r.last_stats().samples_recorded(), 3u);
   unlink(path.c_str());
 }
+
+// The rings, CUPTI and the recorder outlive a trace (on-demand windows): a trace's loss counters
+// start at zero with it, not at the process' running totals.
+TEST(TraceWriterTest, LossesBeforeStartBelongToNoTrace) {
+  Rig rig;
+  rig.recorder->AddDropped(7, 3);  // an earlier window's (or the time between windows)
+  const std::string path = TempPath("second_window.gstrace");
+  std::string error;
+  auto file = CreateTraceFile(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  ASSERT_TRUE(writer.Start(Header()));
+  rig.recorder->AddDropped(2, 1);  // this trace's own
+  RecordFromHere(*rig.recorder, 1000);
+  EXPECT_EQ(writer.Drain(), 1u);
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_STOPPED, ""));
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = (*opened)->Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+  }
+  EXPECT_EQ((*opened)->last_stats().cupti_dropped(), 2u);
+  EXPECT_EQ((*opened)->last_stats().other_dropped(), 1u);
+  EXPECT_EQ((*opened)->last_stats().api_calls_recorded(), 1u);
+  unlink(path.c_str());
+}
 #else
 TEST(TraceWriterTest, EventsRoundTripThroughTheReader) { GTEST_SKIP() << "gs_reader not built"; }
 #endif

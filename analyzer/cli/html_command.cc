@@ -4,6 +4,7 @@
 
 #include "analyzer/analysis/units.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/progress.h"
 #include "analyzer/report/html/html_report.h"
 
 namespace gs::analyzer::cli {
@@ -15,7 +16,12 @@ int RunHtml(const CliArgs& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   std::vector<std::string> warnings;
-  absl::StatusOr<html::HtmlReportStats> stats = html::WriteHtmlReport(args.traces, &file, {}, &warnings);
+  ProgressLine progress(&err, args.progress);  // on a terminal only; erased before the summary
+  absl::StatusOr<html::HtmlReportStats> stats =
+      html::WriteHtmlReport(args.traces, &file, {}, &warnings, [&](size_t i, uint64_t read, uint64_t size) {
+        progress.Update(i, args.traces.size(), args.traces[i], read, size);
+      });
+  progress.Finish();
   file.close();
   if (stats.ok() && !file) stats = absl::InternalError("write failed: " + args.html_out);
   if (!stats.ok()) {

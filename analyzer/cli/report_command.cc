@@ -39,9 +39,10 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   absl::StatusOr<Analysis> analysis =
       inputs->summaries.empty()
           ? AnalyzeTraces(traces, AnalysisOptions(),
-                          [&](size_t i, uint64_t read, uint64_t size) {
-                            progress.Update(i, traces.size(), traces[i], read, size);
-                          })
+                          AnalyzeHooks{[&](size_t i, uint64_t read, uint64_t size) {
+                                         progress.Update(i, traces.size(), traces[i], read, size);
+                                       },
+                                       nullptr})
           : AnalysisFromJobSummaries(*inputs);
   if (analysis.ok() && inputs->summaries.empty() &&
       (inputs->traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {

@@ -200,7 +200,23 @@ absl::Status DumpTrace(const std::string& path, std::ostream& out) {
           << " stime_ns=" << p.stime_ns() << " rss=" << p.rss_bytes()
           << " vcsw=" << p.voluntary_switches() << " ivcsw=" << p.involuntary_switches()
           << " read=" << p.read_bytes() << " write=" << p.write_bytes()
-          << " threads=" << p.num_threads() << " iowait_ns=" << p.iowait_ns() << "\n";
+          << " threads=" << p.num_threads() << " iowait_ns=" << p.iowait_ns() << " ppid=" << p.ppid()
+          << " comm=" << Quote(p.comm()) << " depth=" << p.depth() << " probes=" << p.state_probes()
+          << " running=" << p.probes_running() << " disk_wait=" << p.probes_disk_wait()
+          << " sleeping=" << p.probes_sleeping() << " rchar=" << p.read_chars()
+          << " start_time_ns=" << p.start_time_ns() << "\n";
+      if (p.has_host()) {
+        const pb::HostStats& h = p.host();
+        out << "host t=" << p.time_ns() << " cores=" << h.online_cores() << " affinity=" << h.affinity_cores()
+            << " load=" << h.load_1m() << "/" << h.load_5m() << "/" << h.load_15m()
+            << " runnable=" << h.runnable_tasks() << " blocked=" << h.procs_blocked()
+            << " cpu_user_ns=" << h.cpu_user_ns() << " cpu_system_ns=" << h.cpu_system_ns()
+            << " cpu_idle_ns=" << h.cpu_idle_ns() << " cpu_iowait_ns=" << h.cpu_iowait_ns()
+            << " cpu_steal_ns=" << h.cpu_steal_ns() << " tracked=" << h.tracked_processes()
+            << " untracked=" << h.untracked_processes() << " collection_ns=" << h.collection_ns()
+            << " collections=" << h.collections() << " period_ms=" << h.period_ms()
+            << " probe_ms=" << h.probe_ms() << "\n";
+      }
     }
     for (const auto& c : ev.clock_syncs) PrintClockSync(out, "clock_sync", c);
     if (ev.has_stats) PrintStats(out, "stats", ev.stats);

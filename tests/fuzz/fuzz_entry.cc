@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "analyzer/analysis/analysis_builder.h"
+#include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
@@ -142,7 +143,7 @@ uint64_t ReadEveryRecord(std::string_view input) {
 }
 
 size_t AnalyzeAndReport(std::string_view input) {
-  // AnalyzeTraces() over one in-memory trace (it takes paths; the loop is the same).
+  // AnalyzeTraces()' per-trace step over one in-memory trace (AnalyzeTraces takes paths).
   auto importer = analyzer::TraceImporter::FromBuffer(FuzzInputToTrace(input), "<fuzz>");
   if (!importer.ok()) return 0;
   analyzer::AnalysisOptions options;
@@ -151,11 +152,7 @@ size_t AnalyzeAndReport(std::string_view input) {
   // small table also exercises slot reuse.
   options.correlation_slots_log2 = 12;
   analyzer::AnalysisBuilder builder(options);
-  analyzer::TraceAnalyzer trace_analyzer(options, (*importer)->tables());
-  if (!(*importer)->ReadAll(&trace_analyzer).ok()) return 0;
-  std::string warning = (*importer)->DamageWarning();
-  if (!warning.empty()) builder.AddWarning(std::move(warning));
-  builder.AddTrace(trace_analyzer.Finish((*importer)->info()));
+  if (!analyzer::AnalyzeTrace(importer->get(), options, &builder).ok()) return 0;
   const analyzer::Analysis analysis = builder.Build();
   const analyzer::ReportOptions report_options;
   return analyzer::TextReportFormat().Render(analysis, report_options).size() +

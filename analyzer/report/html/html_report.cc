@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "analyzer/analysis/analysis_builder.h"
+#include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/report/html/html_assets.h"
@@ -22,6 +22,30 @@ std::string ScriptSafe(const std::string& json) { return absl::StrReplaceAll(jso
 
 // Debian's Abseil has its own string_view (not std's): the embedded assets are std::string_view.
 absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// The timeline's view of AnalyzeTraces' pass: a TimelineRecorder in front of each trace's
+// analyzer, fed its idle intervals by the analyzer's observer.
+class TimelineWatcher final : public TraceWatcher {
+ public:
+  TimelineWatcher(Timeline* timeline, size_t traces) : timeline_(timeline), traces_(traces) {}
+
+  RecordSink* BeginTrace(size_t index, const TraceImporter& importer, TraceAnalyzer* analyzer) override {
+    recorder_ = std::make_unique<TimelineRecorder>(timeline_, index, importer.tables(), analyzer);
+    TimelineRecorder* recorder = recorder_.get();
+    analyzer->set_interval_observer(
+        [recorder](uint32_t device, const IntervalVerdict& v) { recorder->OnInterval(device, v); });
+    return recorder;
+  }
+  void EndTrace(size_t, const TraceImporter& importer) override {
+    recorder_->Finish(traces_ > 1 ? importer.info().Label() : std::string(), importer.info().devices);
+    recorder_.reset();
+  }
+
+ private:
+  Timeline* timeline_;
+  size_t traces_;
+  std::unique_ptr<TimelineRecorder> recorder_;
+};
 
 std::string HtmlText(const std::string& s) {
   return absl::StrReplaceAll(s, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}});
@@ -48,26 +72,16 @@ std::string RenderHtmlPage(const Analysis& analysis, const Timeline& timeline, c
 
 absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& paths, std::ostream* out,
                                                 const HtmlReportOptions& options,
-                                                std::vector<std::string>* warnings) {
-  // AnalyzeTraces' loop, with a TimelineRecorder in front of each trace's analyzer.
-  AnalysisBuilder builder(options.analysis);
+                                                std::vector<std::string>* warnings,
+                                                const AnalyzeProgress& progress) {
   Timeline timeline(options.timeline);
-  for (size_t i = 0; i < paths.size(); ++i) {
-    absl::StatusOr<std::unique_ptr<TraceImporter>> importer = TraceImporter::Open(paths[i]);
-    if (!importer.ok()) return importer.status();
-    TraceAnalyzer analyzer(options.analysis, (*importer)->tables());
-    if ((*importer)->info().nvtx) analyzer.ExpectNvtx();
-    TimelineRecorder recorder(&timeline, i, (*importer)->tables(), &analyzer);
-    analyzer.set_interval_observer(
-        [&recorder](uint32_t device, const IntervalVerdict& v) { recorder.OnInterval(device, v); });
-    if (absl::Status s = (*importer)->ReadAll(&recorder); !s.ok()) return s;
-    std::string warning = (*importer)->DamageWarning();
-    if (!warning.empty()) builder.AddWarning(std::move(warning));
-    TraceResult result = analyzer.Finish((*importer)->info());
-    recorder.Finish(paths.size() > 1 ? (*importer)->info().Label() : std::string(), (*importer)->info().devices);
-    builder.AddTrace(std::move(result));
-  }
-  Analysis analysis = builder.Build();
+  TimelineWatcher watcher(&timeline, paths.size());
+  AnalyzeHooks hooks;
+  hooks.progress = progress;
+  hooks.watcher = &watcher;
+  absl::StatusOr<Analysis> analyzed = AnalyzeTraces(paths, options.analysis, hooks);
+  if (!analyzed.ok()) return analyzed.status();
+  Analysis analysis = std::move(*analyzed);
   if (warnings) *warnings = analysis.warnings;
 
   std::string title = "gpustall report";

@@ -7,8 +7,8 @@
 //               same Analysis as `gsanalyze report --json` — every number in the panels comes
 //               from it; only the stack tree is kept deeper and finer for the flame graph;
 //   "timeline"  the decimated lanes (timeline.h), recorded while the same pass feeds the analysis.
-// One streaming pass per trace: records -> TimelineRecorder -> TraceAnalyzer, whose interval
-// observer hands each idle interval to the timeline. Memory: the analysis' own, plus the bucket
+// One streaming pass per trace, AnalyzeTraces' own (a TraceWatcher): records -> TimelineRecorder
+// -> TraceAnalyzer, whose interval observer hands each idle interval to the timeline. Memory: the analysis' own, plus the bucket
 // grid and at most TimelineOptions::max_exact_segments segments.
 //
 // Thread safety: none (plain functions).
@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzer/analysis/analysis.h"
+#include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/analysis/options.h"
 #include "analyzer/report/html/timeline.h"
 
@@ -46,10 +47,12 @@ struct HtmlReportStats {
 };
 
 // Analyses `paths` (errors as AnalyzeTraces': bad input, one line naming the file) and writes
-// the page to `out`. `warnings` receives the analysis' warnings (damaged files) when non-null.
+// the page to `out`. `warnings` receives the analysis' warnings (damaged files) when non-null;
+// `progress` is AnalyzeTraces' (the one pass over each file feeds the analysis and the timeline).
 absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& paths, std::ostream* out,
                                                 const HtmlReportOptions& options = HtmlReportOptions(),
-                                                std::vector<std::string>* warnings = nullptr);
+                                                std::vector<std::string>* warnings = nullptr,
+                                                const AnalyzeProgress& progress = AnalyzeProgress());
 
 // The page for an analysis and its timeline (what WriteHtmlReport writes; tests call it with
 // synthetic analyses). `title` is plain text.
