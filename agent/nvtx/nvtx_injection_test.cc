@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/clock.h"
 #include "agent/nvtx/nvtx_collector.h"
 #include "gtest/gtest.h"
 #include "proto/batch_codec.h"
@@ -164,6 +165,30 @@ TEST_F(NvtxInjectionTest, NestedPushPopRangesKeepDepthAndTimes) {
   EXPECT_LE(data.end_ns, forward.start_ns);
   EXPECT_LE(forward.end_ns, step.end_ns);
   EXPECT_EQ(step.domain, 0u);
+}
+
+// On demand, between capture windows: ranges that close then belong to no trace and are not
+// kept; a range opened then and closed inside the next window keeps its true start.
+TEST_F(NvtxInjectionTest, RangesClosedBetweenWindowsAreNotKept) {
+  nvtx::NvtxCollector& collector = nvtx::NvtxCollector::Instance();
+  collector.SetBetweenWindows(true);
+  EXPECT_EQ(PushA("epoch"), 0);
+  const uint64_t opened_by = MonotonicNs();
+  EXPECT_EQ(PushA("between"), 1);
+  EXPECT_EQ(Pop(), 1);  // closes between windows: dropped, not counted as a loss
+  FakeBuilder before;
+  EXPECT_EQ(collector.DrainInto(&before), 0u);
+  const uint64_t window_start = MonotonicNs();
+  collector.SetBetweenWindows(false);
+  EXPECT_EQ(Pop(), 0);  // the epoch range closes inside the window
+  FakeBuilder during;
+  EXPECT_EQ(collector.DrainInto(&during), 1u);
+  const auto ranges = during.Ranges();
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(during.Name(ranges[0].name), "epoch");
+  EXPECT_LE(ranges[0].start_ns, opened_by);
+  EXPECT_GE(ranges[0].end_ns, window_start);
+  EXPECT_EQ(collector.counters().ring_full, 0u);
 }
 
 TEST_F(NvtxInjectionTest, MessageIsCopiedAtPush) {
