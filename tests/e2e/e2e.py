@@ -109,6 +109,22 @@ def api_base(name):
 API_SOURCE_INTERPOSER, API_SOURCE_CUPTI_CALLBACK = 1, 2
 
 
+LEGACY_STREAM = 7  # simgpu's CUPTI id of the legacy default stream (tests/simgpu/README.md)
+CUDA_STREAM_NON_BLOCKING = 1
+
+
+def orders_after(o, op, nonblocking):
+    """Work recorded on op's stream after `o` was submitted waits for `o`: the same stream, or the
+    legacy default stream's implicit synchronisation with blocking streams (not non-blocking ones)."""
+    if o["device"] != op["device"] or "stream" not in o or "stream" not in op:
+        return False
+    if o["stream"] == op["stream"]:
+        return True
+    if o["stream"] in nonblocking or op["stream"] in nonblocking:
+        return False
+    return LEGACY_STREAM in (o["stream"], op["stream"])
+
+
 def check_trace_against_truth(trace, truth, planted, expect_mode, expect_source=API_SOURCE_INTERPOSER):
     """Every device op of the truth is in the trace with its API call."""
     header = trace["header"]
@@ -116,6 +132,8 @@ def check_trace_against_truth(trace, truth, planted, expect_mode, expect_source=
     check(mode_text == expect_mode, "capture mode %r, expected %r (detail: %s)" % (mode_text, expect_mode, header["detail"]))
     ops = [o for o in truth if o["kind"] in KIND]
     check(len(ops) > 0, "the truth file has no device operations")
+    nonblocking = {o["stream"] for o in truth
+                   if o["kind"] == "stream_created" and o.get("flags", 0) & CUDA_STREAM_NON_BLOCKING}
     calls_by_corr = {}
     for c in trace["api"]:
         calls_by_corr.setdefault(c["correlation_id"], c)
@@ -166,9 +184,17 @@ def check_trace_against_truth(trace, truth, planted, expect_mode, expect_source=
             # so closeness is checked over all operations below, not per operation.
             # (The agent takes the call's enter time before recording the start event and its exit
             # time after recording the end event; 50 us of slack for the device's own rounding.)
+            # The end event waits, as CUDA orders it, for whatever other threads submitted between
+            # the operation and the event's record (before the call's exit) on the same stream, or
+            # across the legacy default stream's implicit synchronisation: it ends no later than
+            # the last of those.
             slack = 50_000
+            held = [o["end_ns"] for o in ops
+                    if op.get("submit_ns", 0) <= o.get("submit_ns", -1) <= call_for_act["exit_ns"] + slack
+                    and orders_after(o, op, nonblocking)]
+            end_bound = max([op["end_ns"], call_for_act["exit_ns"]] + held) + slack
             check(call_for_act["enter_ns"] - slack <= act["start_ns"] <= op["start_ns"] + slack and
-                  op["end_ns"] - slack <= act["end_ns"] <= max(op["end_ns"], call_for_act["exit_ns"]) + slack,
+                  op["end_ns"] - slack <= act["end_ns"] <= end_bound,
                   "%s: pair [%d, %d] does not bracket truth [%d, %d] within call [%d, %d]" % (
                       what, act["start_ns"], act["end_ns"], op["start_ns"], op["end_ns"], call_for_act["enter_ns"], call_for_act["exit_ns"]))
             close = abs(act["start_ns"] - op["start_ns"]) <= tol and (

@@ -1,9 +1,11 @@
 // trace_to_json.cc — prints a .gstrace as JSON lines for the end-to-end checks (e2e.py).
 //
 //   gs_e2e_trace_to_json TRACE
-// Lines: {"type":"header",...} (pid, capture mode), {"type":"api",...} per API call (with the
-// function name and the described stack), {"type":"activity",...} per GPU activity,
-// {"type":"end",...} (drops, damage). Exit status 1 if the file cannot be opened as a trace.
+// Lines: {"type":"header",...} (pid, capture mode, sampling and its period), {"type":"api",...}
+// per API call (with the function name and the described stack), {"type":"activity",...} per GPU
+// activity, {"type":"sample",...} per wall-clock sample (state, CPU, stack), {"type":"end",...}
+// (drops, samples, damage). Exit status 1 if the file cannot be opened as a trace. Used by e2e.py,
+// the sampler, on-demand and reliability drivers.
 #include <cstdio>
 #include <string>
 
@@ -43,9 +45,12 @@ int main(int argc, char** argv) {
   }
   gs::reader::TraceReader& reader = **opened;
   const auto& h = reader.header();
-  std::printf("{\"type\":\"header\",\"pid\":%lld,\"mode\":%d,\"mode_text\":%s,\"detail\":%s}\n",
+  std::printf("{\"type\":\"header\",\"pid\":%lld,\"mode\":%d,\"mode_text\":%s,\"detail\":%s,"
+              "\"sampling\":%s,\"period_ns\":%llu}\n",
               static_cast<long long>(h.pid()), static_cast<int>(h.capture().mode()),
-              Json(h.capture().mode_text()).c_str(), Json(h.capture().detail()).c_str());
+              Json(h.capture().mode_text()).c_str(), Json(h.capture().detail()).c_str(),
+              h.capture().sampling() ? "true" : "false",
+              static_cast<unsigned long long>(h.capture().sample_period_ns()));
   gs::reader::ChunkEvents events;
   while (true) {
     auto more = reader.Next(&events);
@@ -76,14 +81,23 @@ int main(int argc, char** argv) {
           a.stream, a.copy_kind, static_cast<int>(a.src_kind), static_cast<int>(a.dst_kind),
           a.flags, Json(a.name ? t.string(a.name) : std::string()).c_str());
     }
+    for (const auto& smp : events.samples) {
+      std::printf("{\"type\":\"sample\",\"tid\":%llu,\"time_ns\":%llu,\"state\":%d,\"cpu\":%u,"
+                  "\"cpu_delta_ns\":%llu,\"stack\":%s}\n",
+                  static_cast<unsigned long long>(smp.thread_id), static_cast<unsigned long long>(smp.time_ns),
+                  static_cast<int>(smp.state), smp.cpu, static_cast<unsigned long long>(smp.cpu_time_delta_ns),
+                  Json(smp.stack ? t.DescribeStack(smp.stack) : std::string()).c_str());
+    }
   }
   const auto& s = reader.last_stats();
   std::printf(
       "{\"type\":\"end\",\"clean_end\":%s,\"damage\":%zu,\"cupti_dropped\":%llu,"
-      "\"other_dropped\":%llu,\"ring_dropped\":%llu,\"final_mode\":%d,\"final_mode_text\":%s}\n",
+      "\"other_dropped\":%llu,\"ring_dropped\":%llu,\"final_mode\":%d,\"final_mode_text\":%s,"
+      "\"samples_recorded\":%llu,\"samples_dropped\":%llu}\n",
       reader.stats().clean_end ? "true" : "false", damage.damage.size(),
       (unsigned long long)s.cupti_dropped(), (unsigned long long)s.other_dropped(),
       (unsigned long long)s.ring_dropped(), static_cast<int>(reader.capture().mode()),
-      Json(reader.capture().mode_text()).c_str());
+      Json(reader.capture().mode_text()).c_str(), (unsigned long long)s.samples_recorded(),
+      (unsigned long long)s.samples_dropped());
   return 0;
 }

@@ -29,16 +29,8 @@
 #include <unistd.h>
 
 #include "simgpu.h"
+#include "tests/testlib/cuda_check.h"
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    cudaError_t err_ = (call);                                                          \
-    if (err_ != cudaSuccess) {                                                          \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,              \
-              cudaGetErrorName(err_));                                                  \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
 
 enum { kBytes = 64 << 10 };
 

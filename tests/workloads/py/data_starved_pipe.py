@@ -8,7 +8,6 @@ I/O (a read on a pipe) in read_batch_from_pipe().
 Run: LD_LIBRARY_PATH=<build>/simgpu/lib python3 data_starved_pipe.py [--steps N]
 """
 
-import ctypes
 import os
 import subprocess
 import sys
@@ -54,41 +53,22 @@ def main(argv=None):
         [sys.executable, os.path.abspath(__file__), "--writer", str(args.steps), str(nbytes),
          str(args.produce_ms)], stdout=subprocess.PIPE)
     rt = cudart.load()
-    model = workload.Mlp(rt, args.layers, nbytes // 4)
-    stream = rt.stream_create()
+    loop = workload.InputFedLoop(rt, args.layers, nbytes)
     batch = bytearray(nbytes)
     view = memoryview(batch)
-    pinned = [rt.malloc_host(nbytes) for _ in range(2)]
-    copied = [rt.event_create() for _ in range(2)]
-
-    start = time.monotonic_ns()
-    read_ns = 0
     pipe_fd = writer.stdout.fileno()
-    for step in range(args.steps):
-        slot = step % 2
-        if step >= 2:
-            rt.event_synchronize(copied[slot])
-        t0 = time.monotonic_ns()
+
+    def get_batch(step):
         read_batch_from_pipe(pipe_fd, view)
-        read_ns += time.monotonic_ns() - t0
-        ctypes.memmove(pinned[slot], cudart.address_of(batch), nbytes)
-        rt.memcpy_async(model.input, pinned[slot], nbytes, cudart.HOST_TO_DEVICE, stream)
-        rt.event_record(copied[slot], stream)
-        model.enqueue_step(stream)
-    rt.stream_synchronize(stream)
-    end = time.monotonic_ns()
+        return batch
+
+    wall_ns, read_ns = loop.run(args.steps, get_batch)
     writer.stdout.close()
     if writer.wait() != 0:
         raise RuntimeError("the batch writer exited with %d" % writer.returncode)
-
-    for e in copied:
-        rt.event_destroy(e)
-    for p in pinned:
-        rt.free_host(p)
-    rt.stream_destroy(stream)
-    model.close()
+    loop.close()
     (workload.Summary("data_starved_pipe").add("steps", args.steps)
-     .add("wall_ms", (end - start) / 1e6).add("read_batch_ms", read_ns / 1e6)
+     .add("wall_ms", wall_ns / 1e6).add("read_batch_ms", read_ns / 1e6)
      .add("gpu_ms_per_step", workload.mlp_step_ms(args.layers))
      .add("kernels", args.steps * workload.mlp_kernels_per_step(args.layers)).emit())
     return 0

@@ -8,7 +8,6 @@ the queue (a lock/condition wait) in get_batch_from_workers().
 Run: LD_LIBRARY_PATH=<build>/simgpu/lib python3 data_starved_queue.py [--steps N]
 """
 
-import ctypes
 import queue
 import sys
 import threading
@@ -54,10 +53,7 @@ def main(argv=None):
         raise SystemExit("data_starved_queue.py: --workers must be at least 1")
     nbytes = args.batch_kib * 1024
     rt = cudart.load()
-    model = workload.Mlp(rt, args.layers, nbytes // 4)
-    stream = rt.stream_create()
-    pinned = [rt.malloc_host(nbytes) for _ in range(2)]
-    copied = [rt.event_create() for _ in range(2)]
+    loop = workload.InputFedLoop(rt, args.layers, nbytes)
     batches = queue.Queue(maxsize=2)
     stop = threading.Event()
     workers = [threading.Thread(target=loader_worker, name="loader-%d" % i,
@@ -67,33 +63,13 @@ def main(argv=None):
     for w in workers:
         w.start()
 
-    start = time.monotonic_ns()
-    wait_ns = 0
-    for step in range(args.steps):
-        slot = step % 2
-        if step >= 2:
-            rt.event_synchronize(copied[slot])
-        t0 = time.monotonic_ns()
-        batch = get_batch_from_workers(batches)
-        wait_ns += time.monotonic_ns() - t0
-        ctypes.memmove(pinned[slot], cudart.address_of(batch), nbytes)
-        rt.memcpy_async(model.input, pinned[slot], nbytes, cudart.HOST_TO_DEVICE, stream)
-        rt.event_record(copied[slot], stream)
-        model.enqueue_step(stream)
-    rt.stream_synchronize(stream)
-    end = time.monotonic_ns()
+    wall_ns, wait_ns = loop.run(args.steps, lambda step: get_batch_from_workers(batches))
     stop.set()
     for w in workers:
         w.join()
-
-    for e in copied:
-        rt.event_destroy(e)
-    for p in pinned:
-        rt.free_host(p)
-    rt.stream_destroy(stream)
-    model.close()
+    loop.close()
     (workload.Summary("data_starved_queue").add("steps", args.steps)
-     .add("wall_ms", (end - start) / 1e6).add("queue_wait_ms", wait_ns / 1e6)
+     .add("wall_ms", wall_ns / 1e6).add("queue_wait_ms", wait_ns / 1e6)
      .add("gpu_ms_per_step", workload.mlp_step_ms(args.layers))
      .add("kernels", args.steps * workload.mlp_kernels_per_step(args.layers)).emit())
     return 0

@@ -14,7 +14,6 @@ Run: LD_LIBRARY_PATH=<build>/simgpu/lib python3 data_starved_workers.py [--steps
 """
 
 import argparse
-import ctypes
 import multiprocessing
 import os
 import queue
@@ -101,10 +100,7 @@ def main(argv=None):
         raise SystemExit("data_starved_workers.py: --workers must be at least 1")
     nbytes = args.batch_kib * 1024
     rt = cudart.load()
-    model = workload.Mlp(rt, args.layers, nbytes // 4)
-    stream = rt.stream_create()
-    pinned = [rt.malloc_host(nbytes) for _ in range(2)]
-    copied = [rt.event_create() for _ in range(2)]
+    loop = workload.InputFedLoop(rt, args.layers, nbytes)
 
     ctx = multiprocessing.get_context(known.start_method)
     batches = ctx.Queue(maxsize=2 * args.workers)
@@ -117,21 +113,8 @@ def main(argv=None):
     # The first batch also waits for the workers to start (an interpreter each under spawn).
     first = get_batch_from_workers(batches)
 
-    start = time.monotonic_ns()
-    wait_ns = 0
-    for step in range(args.steps):
-        slot = step % 2
-        if step >= 2:
-            rt.event_synchronize(copied[slot])
-        t0 = time.monotonic_ns()
-        batch = first if step == 0 else get_batch_from_workers(batches)
-        wait_ns += time.monotonic_ns() - t0
-        ctypes.memmove(pinned[slot], batch, nbytes)
-        rt.memcpy_async(model.input, pinned[slot], nbytes, cudart.HOST_TO_DEVICE, stream)
-        rt.event_record(copied[slot], stream)
-        model.enqueue_step(stream)
-    rt.stream_synchronize(stream)
-    end = time.monotonic_ns()
+    wall_ns, wait_ns = loop.run(
+        args.steps, lambda step: first if step == 0 else get_batch_from_workers(batches))
     stop.set()
     for p in procs:
         p.join(timeout=5)
@@ -140,16 +123,11 @@ def main(argv=None):
             p.join()
     pids = ",".join(str(p.pid) for p in procs)
 
-    for e in copied:
-        rt.event_destroy(e)
-    for p in pinned:
-        rt.free_host(p)
-    rt.stream_destroy(stream)
-    model.close()
+    loop.close()
     (workload.Summary("data_starved_workers").add("steps", args.steps)
      .add("workers", args.workers).add("start_method", known.start_method).add("wait", known.wait)
      .add("worker_pids", pids)
-     .add("wall_ms", (end - start) / 1e6).add("queue_wait_ms", wait_ns / 1e6)
+     .add("wall_ms", wall_ns / 1e6).add("queue_wait_ms", wait_ns / 1e6)
      .add("gpu_ms_per_step", workload.mlp_step_ms(args.layers))
      .add("kernels", args.steps * workload.mlp_kernels_per_step(args.layers)).emit())
     return 0

@@ -7,7 +7,10 @@ CPython 3.9+, standard library only.
 
 import argparse
 import array
+import ctypes
 import time
+
+import cudart
 
 # Device durations of the toy model's kernels, as in tests/workloads/cpp/mlp.cuh: one training
 # step of `layers` layers is (1 + layers) ms of device time.
@@ -127,3 +130,49 @@ class Mlp(object):
     def close(self):
         for p in (self.acts, self.weights, self.grads, self.loss):
             self.rt.free(p)
+
+
+class InputFedLoop(object):
+    """The training loop of the data_starved variants whose batches come from an input pipeline
+    (pipe, loader threads, worker processes): per step, wait until a pinned staging buffer is free
+    again (the copy that last read it has finished), get the next batch from the pipeline — the
+    part that starves the device — stage it in pinned memory, copy it H2D and enqueue the model's
+    step, all on one stream. Two staging buffers, so getting batch N+1 overlaps step N."""
+
+    def __init__(self, rt, layers, nbytes):
+        self.rt = rt
+        self.nbytes = nbytes
+        self.model = Mlp(rt, layers, nbytes // 4)
+        self.stream = rt.stream_create()
+        self.pinned = [rt.malloc_host(nbytes) for _ in range(2)]
+        self.copied = [rt.event_create() for _ in range(2)]
+
+    def run(self, steps, get_batch):
+        """get_batch(step) returns the batch (bytes-like, `nbytes` long). Returns (wall_ns,
+        get_ns): the loop's wall time (through the last step's completion) and the time spent
+        in get_batch."""
+        rt, stream = self.rt, self.stream
+        start = time.monotonic_ns()
+        get_ns = 0
+        for step in range(steps):
+            slot = step % 2
+            if step >= 2:
+                rt.event_synchronize(self.copied[slot])
+            t0 = time.monotonic_ns()
+            batch = get_batch(step)
+            get_ns += time.monotonic_ns() - t0
+            src = batch if isinstance(batch, bytes) else cudart.address_of(batch)
+            ctypes.memmove(self.pinned[slot], src, self.nbytes)
+            rt.memcpy_async(self.model.input, self.pinned[slot], self.nbytes, cudart.HOST_TO_DEVICE, stream)
+            rt.event_record(self.copied[slot], stream)
+            self.model.enqueue_step(stream)
+        rt.stream_synchronize(stream)
+        return time.monotonic_ns() - start, get_ns
+
+    def close(self):
+        for e in self.copied:
+            self.rt.event_destroy(e)
+        for p in self.pinned:
+            self.rt.free_host(p)
+        self.rt.stream_destroy(self.stream)
+        self.model.close()
