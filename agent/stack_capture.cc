@@ -10,7 +10,16 @@ namespace {
 constexpr int kMaxSkip = 64;
 }  // namespace
 
-StackMode StackCapturer::Init(StackMode mode, std::string* /*note*/) {
+StackMode StackCapturer::Init(StackMode mode, std::string* note) {
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer builds only: libunwind frees its per-thread trace cache from a TSD destructor
+  // at thread exit, after TSan has torn the thread's state down, and TSan's mutex interceptor
+  // crashes there (a TSan/libunwind interaction, not a race here). Frame pointers instead, so
+  // the TSan run checks everything else (tools/sanitize). Silent: the trace header's stack
+  // method says "frame-pointer".
+  if (mode == StackMode::kUnwind) mode = StackMode::kFramePointer;
+#endif
+  (void)note;
   mode_ = mode;
   // The per-thread cache needs no lock on lookup: the hot path stays lock-free after a thread's
   // first call. libunwind is linked in, so kUnwind cannot fail to initialise.

@@ -280,6 +280,13 @@ void EventPairTimer::Poll(bool forced) {
   if (lost > 0) recorder_->AddDropped(0, lost);
 }
 
+EventPairTimer::~EventPairTimer() {
+  Stop();
+  delete poller_;
+  delete[] devices_;
+  delete rt_;
+}
+
 void EventPairTimer::Stop() {
   if (!running_.load(std::memory_order_acquire)) return;
   stop_.store(true, std::memory_order_release);

@@ -38,6 +38,9 @@ class EventPairTimer {
   static constexpr uint64_t kReferencePeriodNs = 2'000'000'000;
 
   EventPairTimer() = default;
+  // The agent never destroys its timer (application threads may still be inside a timed call at
+  // exit); a test does: stop, then free what Start allocated.
+  ~EventPairTimer();
   EventPairTimer(const EventPairTimer&) = delete;
   EventPairTimer& operator=(const EventPairTimer&) = delete;
 
@@ -99,7 +102,7 @@ class EventPairTimer {
 
   const Runtime* rt_ = nullptr;
   Recorder* recorder_ = nullptr;
-  Device* devices_ = nullptr;  // kMaxDevices, allocated at Start, never freed
+  Device* devices_ = nullptr;  // kMaxDevices, allocated at Start, freed only by the destructor
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_{false};
   std::atomic<int> in_flight_{0};

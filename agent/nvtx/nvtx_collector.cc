@@ -21,11 +21,23 @@ namespace pb = gpustall::trace;
 
 namespace {
 
-// Registered strings and domains: allocated at registration, never freed (records and the
-// application keep the handles; NVTX has no "unregister string").
+// A registered string or domain: allocated at registration, never freed (records and the
+// application keep the handles; NVTX has no "unregister string"). Every one is on g_registered's
+// list, so it stays reachable (no leak-checker report) without anyone else holding it.
 struct Registered {
   std::string text;
+  const Registered* next = nullptr;
 };
+std::atomic<const Registered*> g_registered{nullptr};
+
+const Registered* Register(const char* text, size_t len) {
+  auto* r = new (std::nothrow) Registered{std::string(text != nullptr ? text : "", text != nullptr ? len : 0)};
+  if (r == nullptr) return nullptr;
+  r->next = g_registered.load(std::memory_order_relaxed);
+  while (!g_registered.compare_exchange_weak(r->next, r, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+  return r;
+}
 
 enum NvtxRecordType : uint8_t {
   kRecordRange = 1,       // NvtxRangeRecordBody + name bytes
@@ -472,13 +484,9 @@ const char* RegisteredStringText(const void* handle) {
 }
 const char* DomainName(const void* domain) { return RegisteredStringText(domain); }
 
-const void* RegisterString(const void* /*domain*/, const char* text, size_t len) {
-  return new (std::nothrow) Registered{std::string(text != nullptr ? text : "", text != nullptr ? len : 0)};
-}
+const void* RegisterString(const void* /*domain*/, const char* text, size_t len) { return Register(text, len); }
 
-const void* CreateDomain(const char* name, size_t len) {
-  return new (std::nothrow) Registered{std::string(name != nullptr ? name : "", name != nullptr ? len : 0)};
-}
+const void* CreateDomain(const char* name, size_t len) { return Register(name, len); }
 
 }  // namespace nvtx
 }  // namespace gs

@@ -127,11 +127,8 @@ void PythonCodeTable::Release() {
 // the ends for long ones (paths differ at the end, line tables at both).
 uint64_t PythonCodeTable::Fingerprint(uintptr_t data, uint64_t bytes) {
   uint64_t first = 0, last = 0;
-  std::memcpy(&first, reinterpret_cast<const void*>(data), bytes < 8 ? bytes : 8);
-  if (bytes > 8) {
-    std::memcpy(&last, reinterpret_cast<const void*>(data + bytes - (bytes < 16 ? bytes - 8 : 8)),
-                bytes < 16 ? bytes - 8 : 8);
-  }
+  CopyFrom(&first, data, bytes < 8 ? bytes : 8);
+  if (bytes > 8) CopyFrom(&last, data + bytes - (bytes < 16 ? bytes - 8 : 8), bytes < 16 ? bytes - 8 : 8);
   return MixFingerprint(bytes, first, last);
 }
 
@@ -234,9 +231,7 @@ void PythonCodeTable::Fill(Slot* s, const Identity& id) {
   if (!CopyUnicode(id.name, &s->function_off, &s->function_len)) lost = true;
   if (id.linetable_len > 0 && id.linetable_len <= kMaxLineTableBytes) {
     if (AllocArena(id.linetable_len, &s->linetable_off)) {
-      std::memcpy(arena_ + s->linetable_off,
-                  reinterpret_cast<const void*>(id.linetable + layout_.bytes_data),
-                  id.linetable_len);
+      CopyFrom(arena_ + s->linetable_off, id.linetable + layout_.bytes_data, id.linetable_len);
       s->copied_linetable_len = id.linetable_len;
     } else {
       lost = true;
@@ -268,8 +263,7 @@ bool PythonCodeTable::CopyUnicode(uintptr_t str, uint32_t* offset, uint32_t* len
   if (!compact) return false;
   if (ascii) {
     if (!AllocArena(static_cast<uint32_t>(length), offset)) return false;
-    std::memcpy(arena_ + *offset, reinterpret_cast<const void*>(str + l.unicode_ascii_size),
-                static_cast<size_t>(length));
+    CopyFrom(arena_ + *offset, str + l.unicode_ascii_size, static_cast<size_t>(length));
     *len = static_cast<uint32_t>(length);
     return true;
   }

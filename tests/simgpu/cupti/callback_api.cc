@@ -20,6 +20,7 @@ struct CUpti_Subscriber_st {
   std::string name;  // as CUPTI reports it to a later subscriber: "CUPTI for <name>"
   // One enable flag per (domain, cbid). Atomic because callbacks read them on other threads.
   std::unique_ptr<std::atomic<bool>[]> enabled[CUPTI_CB_DOMAIN_SIZE];
+  CUpti_Subscriber_st* retired_next = nullptr;  // on g_retired once unsubscribed
 };
 
 namespace simgpu_cupti {
@@ -39,6 +40,7 @@ uint32_t DomainSize(int domain) {
 
 std::mutex g_subscribe_mu;
 std::atomic<CUpti_Subscriber_st*> g_current{nullptr};
+CUpti_Subscriber_st* g_retired = nullptr;  // unsubscribed ones, newest first (g_subscribe_mu)
 
 bool IsCurrent(CUpti_SubscriberHandle s) {
   return s != nullptr && s == g_current.load(std::memory_order_acquire);
@@ -68,7 +70,7 @@ CUptiResult Subscribe(CUpti_SubscriberHandle* out, CUpti_CallbackFunc callback, 
     WriteOldName(named, existing->name.c_str());
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
-  // Leaked on unsubscribe: a callback racing with cuptiUnsubscribe may still read it.
+  // Never freed: a callback racing with cuptiUnsubscribe may still read it (g_retired keeps it).
   auto* s = new CUpti_Subscriber_st;
   s->callback = callback;
   s->userdata = userdata;
@@ -236,9 +238,14 @@ bool LookupContextUid(void* context, uint32_t* uid) {
 
 void* LastContextOfThisThread() { return t_last_context; }
 
+void Retire(CUpti_Subscriber_st* s) {  // with g_subscribe_mu held
+  s->retired_next = g_retired;
+  g_retired = s;
+}
+
 void DropSubscriber() {
   std::lock_guard<std::mutex> lock(g_subscribe_mu);
-  g_current.store(nullptr, std::memory_order_release);
+  if (CUpti_Subscriber_st* s = g_current.exchange(nullptr, std::memory_order_acq_rel)) Retire(s);
 }
 
 }  // namespace simgpu_cupti
@@ -263,6 +270,7 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
   std::lock_guard<std::mutex> lock(simgpu_cupti::g_subscribe_mu);
   if (!IsCurrent(subscriber)) return CUPTI_ERROR_INVALID_PARAMETER;
   simgpu_cupti::g_current.store(nullptr, std::memory_order_release);
+  simgpu_cupti::Retire(subscriber);
   return CUPTI_SUCCESS;
 }
 

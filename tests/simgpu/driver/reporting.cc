@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "driver/internal.h"
 
@@ -225,8 +227,15 @@ extern "C" {
 
 __attribute__((visibility("default"))) void simgpuDriverSetToolHooks(const SimgpuToolHooks* hooks) {
   // Each installation gets its own copy that is never freed: a device thread may be inside an
-  // old hook while it is replaced.
-  const SimgpuToolHooks* copy = hooks ? new SimgpuToolHooks(*hooks) : nullptr;
+  // old hook while it is replaced. All of them stay on a list (reachable, not a leak).
+  const SimgpuToolHooks* copy = nullptr;
+  if (hooks != nullptr) {
+    static std::mutex mu;
+    static auto* all = new std::vector<std::unique_ptr<SimgpuToolHooks>>;
+    std::lock_guard<std::mutex> lock(mu);
+    all->push_back(std::make_unique<SimgpuToolHooks>(*hooks));
+    copy = all->back().get();
+  }
   simgpu::g_hooks.store(copy, std::memory_order_release);
 }
 
