@@ -83,7 +83,7 @@ def run(args, attempt):
     command = [args.workload, "--steps", str(STEPS), "--ranges-out", ranges_log]
     if args.mode == "python":
         command.insert(0, args.python)
-    proc = subprocess.run(command, env=env,
+    proc = subprocess.run(command, env=gstest.child_env(env),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
     if not check(proc.returncode == 0, "workload exit %d: %s" % (proc.returncode, proc.stderr[-2000:])):
         return None

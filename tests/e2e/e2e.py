@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
-from gstest import FAILURES, check, exit_status, fail  # noqa: E402  (tests/testlib)
+from gstest import FAILURES, check, child_env, exit_status, fail  # noqa: E402  (tests/testlib)
 
 KIND = {"kernel": 1, "memcpy": 2, "memset": 3}
 API_CLASS = {"kernel": 1, "memcpy": 2, "memset": 3}  # gs::ApiClass kLaunch, kMemcpy, kMemset
@@ -55,7 +55,7 @@ class Env:
             if inject in ("inject", "both"):
                 env["CUDA_INJECTION64_PATH"] = self.args.agent
         env.update(extra or {})
-        return env
+        return child_env(env)
 
     def run(self, cmd, env, timeout=120):
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)

@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
-from gstest import check, exit_status  # noqa: E402
+from gstest import check, child_env, exit_status  # noqa: E402
 
 SKIP = 77
 RUNNING, SLEEPING, IO_WAIT, LOCK_WAIT, IDLE = 1, 3, 4, 5, 7
@@ -52,8 +52,8 @@ MIN_SAMPLES = 20
 
 
 def run(cmd, env, label):
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=120)
+    p = subprocess.run(cmd, env=child_env(dict(env)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=120)
     if p.returncode != 0:
         print("--- %s stdout ---\n%s--- %s stderr ---\n%s" % (label, p.stdout, label, p.stderr))
     check(p.returncode == 0, "%s exited with %d" % (label, p.returncode))

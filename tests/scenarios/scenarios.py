@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
-from gstest import union_ns  # noqa: E402  (tests/testlib)
+from gstest import child_env, union_ns  # noqa: E402  (tests/testlib)
 
 SKIP = 77
 UTIL_TOLERANCE = 0.02       # utilisation: gsanalyze vs truth, absolute
@@ -115,7 +115,7 @@ def clean_env(args, out_dir, truth):
     env["LD_PRELOAD"] = args.agent
     env["GS_OUTPUT"] = out_dir + "/"
     env["SIMGPU_TRUTH"] = truth
-    return env
+    return child_env(env)
 
 
 def read_truth(path, pid):

@@ -58,7 +58,7 @@ def run_workload(args, out_dir, stats_ms=STATS_MS):
                 "PYTHONDONTWRITEBYTECODE": "1"})
     argv = [args.python, os.path.join(args.py_dir, "data_starved_workers.py"), "--steps", "60",
             "--workers", str(args.workers), "--start-method", args.start_method, "--wait", args.wait]
-    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(argv, env=gstest.child_env(env), capture_output=True, text=True, timeout=120)
     return argv, p
 
 

@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testlib"))
-from gstest import union_ns  # noqa: E402  (tests/testlib)
+from gstest import child_env, union_ns  # noqa: E402  (tests/testlib)
 
 # The model's durations (tests/workloads/cpp/mlp.cuh, py/workload.py) and simgpu's default copy
 # bandwidths (tests/simgpu/README.md).
@@ -448,7 +448,7 @@ def run_program(shape, program, python, steps, smoke, truth_path):
         argv += ["--ranges-out", truth_path + ".ranges"]
     env = dict((k, v) for k, v in os.environ.items() if not k.startswith("SIMGPU_"))
     env["SIMGPU_TRUTH"] = truth_path
-    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.run(argv, env=child_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=300)
     return argv, proc
 
