@@ -127,8 +127,17 @@ void PythonCodeTable::Release() {
 // the ends for long ones (paths differ at the end, line tables at both).
 uint64_t PythonCodeTable::Fingerprint(uintptr_t data, uint64_t bytes) {
   uint64_t first = 0, last = 0;
-  CopyFrom(&first, data, bytes < 8 ? bytes : 8);
-  if (bytes > 8) CopyFrom(&last, data + bytes - (bytes < 16 ? bytes - 8 : 8), bytes < 16 ? bytes - 8 : 8);
+  // On every lookup (the hot path): whole words where the range has them.
+  if (bytes >= 8) {
+    first = LoadAt<uint64_t>(data, 0);
+  } else {
+    CopyFrom(&first, data, bytes);
+  }
+  if (bytes >= 16) {
+    last = LoadAt<uint64_t>(data + bytes - 8, 0);
+  } else if (bytes > 8) {
+    CopyFrom(&last, data + 8, bytes - 8);
+  }
   return MixFingerprint(bytes, first, last);
 }
 
