@@ -49,6 +49,14 @@ RangeAttributes FromAscii(const char* message, const void* domain = nullptr) {
   return a;
 }
 
+// A wide message, narrowed into `wide` (the caller's kMaxNameBytes buffer, alive as long as `a`).
+RangeAttributes FromWide(const wchar_t* message, char* wide) {
+  RangeAttributes a;
+  a.name = wide;
+  a.name_len = Narrow(message, wide, nvtx::kMaxNameBytes);
+  return a;
+}
+
 // Event attributes to RangeAttributes; a wide message is narrowed into `wide` (the caller's
 // stack buffer of kMaxNameBytes).
 RangeAttributes FromEvent(const nvtxEventAttributes_t* e, const void* domain, char* wide) {
@@ -85,10 +93,7 @@ void MarkEx(const nvtxEventAttributes_t* e) {
 void MarkA(const char* message) { C().Mark(FromAscii(message)); }
 void MarkW(const wchar_t* message) {
   char wide[nvtx::kMaxNameBytes];
-  RangeAttributes a;
-  a.name = wide;
-  a.name_len = Narrow(message, wide, sizeof(wide));
-  C().Mark(a);
+  C().Mark(FromWide(message, wide));
 }
 nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t* e) {
   char wide[nvtx::kMaxNameBytes];
@@ -97,10 +102,7 @@ nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t* e) {
 nvtxRangeId_t RangeStartA(const char* message) { return C().Start(FromAscii(message)); }
 nvtxRangeId_t RangeStartW(const wchar_t* message) {
   char wide[nvtx::kMaxNameBytes];
-  RangeAttributes a;
-  a.name = wide;
-  a.name_len = Narrow(message, wide, sizeof(wide));
-  return C().Start(a);
+  return C().Start(FromWide(message, wide));
 }
 void RangeEnd(nvtxRangeId_t id) { C().End(id); }
 int RangePushEx(const nvtxEventAttributes_t* e) {
@@ -110,10 +112,7 @@ int RangePushEx(const nvtxEventAttributes_t* e) {
 int RangePushA(const char* message) { return C().Push(FromAscii(message)); }
 int RangePushW(const wchar_t* message) {
   char wide[nvtx::kMaxNameBytes];
-  RangeAttributes a;
-  a.name = wide;
-  a.name_len = Narrow(message, wide, sizeof(wide));
-  return C().Push(a);
+  return C().Push(FromWide(message, wide));
 }
 int RangePop() { return C().Pop(nullptr); }
 void NameOsThreadA(uint32_t tid, const char* name) { C().NameThread(tid, name, BoundedLength(name)); }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -189,6 +190,27 @@ TEST_F(NvtxInjectionTest, RangesClosedBetweenWindowsAreNotKept) {
   EXPECT_LE(ranges[0].start_ns, opened_by);
   EXPECT_GE(ranges[0].end_ns, window_start);
   EXPECT_EQ(collector.counters().ring_full, 0u);
+}
+
+// The wide-character entry points (nvtxRangePushW and friends): ASCII kept, anything else '?',
+// cut at kMaxNameBytes like a narrow message.
+TEST_F(NvtxInjectionTest, WideMessagesAreNarrowed) {
+  auto push_w = nvtx().Core<int (*)(const wchar_t*)>(NVTX_CBID_CORE_RangePushW);
+  auto mark_w = nvtx().Core<void (*)(const wchar_t*)>(NVTX_CBID_CORE_MarkW);
+  auto start_w = nvtx().Core<nvtxRangeId_t (*)(const wchar_t*)>(NVTX_CBID_CORE_RangeStartW);
+  auto end = nvtx().Core<void (*)(nvtxRangeId_t)>(NVTX_CBID_CORE_RangeEnd);
+  ASSERT_NE(push_w, nullptr);
+  ASSERT_NE(mark_w, nullptr);
+  ASSERT_NE(start_w, nullptr);
+  EXPECT_EQ(push_w(L"donn\u00e9es"), 0);
+  EXPECT_EQ(Pop(), 0);
+  mark_w(L"mark");
+  end(start_w(std::wstring(300, L'w').c_str()));
+  FakeBuilder b;
+  EXPECT_EQ(nvtx::NvtxCollector::Instance().DrainInto(&b), 3u);
+  std::set<std::string> names;
+  for (const auto& r : b.Ranges()) names.insert(b.Name(r.name));
+  EXPECT_EQ(names, (std::set<std::string>{"donn?es", "mark", std::string(nvtx::kMaxNameBytes, 'w')}));
 }
 
 TEST_F(NvtxInjectionTest, MessageIsCopiedAtPush) {
