@@ -22,15 +22,6 @@ using host_stats::StateClass;
 
 uint64_t ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
-// The state letter of a stat line: the first non-space after the last ')'.
-char StateLetter(const std::string& stat) {
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return '?';
-  for (size_t i = close + 1; i < stat.size(); ++i)
-    if (stat[i] != ' ') return stat[i];
-  return '?';
-}
-
 uint32_t AffinityCores(int64_t pid) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -235,13 +226,13 @@ void HostStatsCollector::ProbeOne(Tracked* t) {
   if (t->depth == 0) {
     // The traced process: its main thread only (the writer thread probing would always be R).
     snprintf(path, sizeof(path), "%s/%lld/stat", options_.proc_root.c_str(), static_cast<long long>(t->pid));
-    if (ReadFile(path, 4096)) count(StateLetter(buffer_));
+    if (ReadFile(path, 4096)) count(host_stats::ProcStatState(buffer_));
   } else {
     // The threads listed at the last search (a thread started since is seen from the next).
     for (int64_t tid : t->tids) {
       snprintf(path, sizeof(path), "%s/%lld/task/%lld/stat", options_.proc_root.c_str(),
                static_cast<long long>(t->pid), static_cast<long long>(tid));
-      if (ReadFile(path, 4096)) count(StateLetter(buffer_));
+      if (ReadFile(path, 4096)) count(host_stats::ProcStatState(buffer_));
     }
   }
   if (!any) return;

@@ -60,6 +60,14 @@ TEST(ProcParse, StatWithParenthesesAndSpacesInComm) {
   EXPECT_EQ(s.blkio_ticks, 7u);
 }
 
+TEST(ProcParse, StateLetterAloneComesAfterTheLastParenthesis) {
+  EXPECT_EQ(ProcStatState("42 (a) b) R 1 2 3"), 'R');  // a comm with ") " in it
+  EXPECT_EQ(ProcStatState("42 (sleepy)  S 1"), 'S');
+  EXPECT_EQ(ProcStatState("42 (io) D"), 'D');
+  EXPECT_EQ(ProcStatState("no parenthesis here"), '?');
+  EXPECT_EQ(ProcStatState("42 (cut)"), '?');
+}
+
 TEST(ProcParse, StatOfThisProcessParses) {
   std::ifstream f("/proc/self/stat");
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

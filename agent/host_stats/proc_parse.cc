@@ -46,6 +46,14 @@ bool FindKeyNumber(std::string_view text, std::string_view key, uint64_t* out) {
 
 }  // namespace
 
+char ProcStatState(std::string_view text) {
+  const size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return '?';
+  for (size_t i = close + 1; i < text.size(); ++i)
+    if (text[i] != ' ') return text[i];
+  return '?';
+}
+
 bool ParseProcStat(std::string_view text, ProcStat* out) {
   const size_t open = text.find('(');
   const size_t close = text.rfind(')');

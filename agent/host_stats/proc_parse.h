@@ -30,6 +30,9 @@ struct ProcStat {
 };
 // The comm field is found by the LAST ')' (a comm may itself contain ") ").
 bool ParseProcStat(std::string_view text, ProcStat* out);
+// Only the state letter of a stat line (the state probes' cheap path): the first non-space after
+// the last ')', '?' when there is none.
+char ProcStatState(std::string_view text);
 
 // /proc/<pid>/status: the fields the collector uses.
 struct ProcStatus {
