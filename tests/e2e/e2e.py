@@ -507,7 +507,7 @@ def run_case(args):
     elif case.startswith("cpp_") or case.startswith("py_"):
         kind, rest = case.split("_", 1)
         shape, inject = rest.rsplit("_", 1)
-        # Python workloads: native stacks only name the interpreter (Python frames are issue 5's).
+        # Python workloads: native stacks only name the interpreter (the scenario tests check their Python frames).
         planted = [] if kind == "py" else PLANTED.get(shape, [])
         case_workload(args, shape, planted, inject, python=(kind == "py"))
     else:

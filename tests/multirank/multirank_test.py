@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """multirank_test.py CASE --work-dir DIR [...] -- a data-parallel job of 4 ranks on simgpu, traced
-by gsrun, analysed by gsanalyze across ranks (issue 7, "Done when": gsanalyze names the rank with
-the planted slow input pipeline and its stack).
+by gsrun, analysed by gsanalyze across ranks: gsanalyze must name the rank with
+the planted slow input pipeline and its stack.
 
 The job: 4 processes of workload_collective_ranks (one simulated device each), started the way a
 job wrapper starts them (RANK/LOCAL_RANK/WORLD_SIZE set, each through `gsrun`), meeting in an

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
 from gstest import check, exit_status, fail  # noqa: E402  (tests/testlib)
@@ -32,9 +33,9 @@ SKIP = 77
 
 
 class Case:
-    def __init__(self, args, name):
+    def __init__(self, args, name, work_dir=None):
         self.args = args
-        self.dir = os.path.join(args.work_dir, name)
+        self.dir = os.path.join(work_dir or args.work_dir, name)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.runtime_dir = os.path.join(self.dir, "xdg")
@@ -43,6 +44,7 @@ class Case:
         self.run_folder = os.path.join(self.runtime_dir, "gpustall-%d" % os.geteuid())
         self.traces = os.path.join(self.dir, "traces")
         self.proc = None
+        self.gsctl_path = None  # default: args.gsctl
 
     def environ(self, extra=None):
         env = {k: v for k, v in os.environ.items()
@@ -85,7 +87,7 @@ class Case:
     def gsctl(self, *words, prefix=(), env_extra=None):
         # Another uid cannot run an interpreter under /root (pyenv): the system one then.
         python = "/usr/bin/python3" if prefix and os.path.exists("/usr/bin/python3") else sys.executable
-        cmd = list(prefix) + [python, self.args.gsctl] + list(words)
+        cmd = list(prefix) + [python, self.gsctl_path or self.args.gsctl] + list(words)
         p = subprocess.run(cmd, env=self.environ(env_extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=COMMAND_TIMEOUT_S)
         return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
@@ -225,7 +227,15 @@ def case_other_user(args):
         print("skipped: needs root and setpriv (the server-side check is unit-tested: "
               "ondemand.ControlSocketTest.AnotherUidIsRefusedBeforeAnythingRuns)")
         sys.exit(SKIP)
-    c = Case(args, "other_user")
+    # The other uid must reach gsctl and the socket: neither may sit under a folder it cannot
+    # traverse, such as a checkout in a private (0700) home folder. Both go to a fresh folder
+    # under the system's temporary folder, opened to others on purpose.
+    public = tempfile.mkdtemp(prefix="gpustall-ondemand-other-user-")
+    os.chmod(public, 0o711)
+    c = Case(args, "other_user", work_dir=public)
+    c.gsctl_path = os.path.join(public, "gsctl")
+    shutil.copy(args.gsctl, c.gsctl_path)
+    os.chmod(c.gsctl_path, 0o755)
     c.start_workload()
     try:
         if not c.wait_listening():
@@ -247,6 +257,7 @@ def case_other_user(args):
         check(c.trace_files() == [], "a refused start wrote files: %s" % c.trace_files())
     finally:
         c.kill()
+        shutil.rmtree(public, ignore_errors=True)
 
 
 def case_bad_run_folder(args):

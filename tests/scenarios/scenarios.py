@@ -77,7 +77,7 @@ SCENARIOS = {
     # above the 5% of idle that a healthy run may have. 100 steps (2 s) put it at ~2%.
     "well_fed": dict(healthy=True, args=["--steps", "100"]),
     # data_starved with every phase synchronised: host work is the largest cause, but its idle
-    # per range (not per stack) is what the workload is for (issue 5's NVTX tests).
+    # per range (not per stack) is what the workload is for (the NVTX tests).
     "nvtx_ranges": dict(cause="host_work"),
     # 8 threads, no single planted cause: the utilisation must still agree with the truth.
     "multi_thread": dict(),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""torch_loop.py — a small real PyTorch training loop for tools/gpu-check (issue 9).
+"""torch_loop.py — a small real PyTorch training loop for tools/gpu-check.
 
     torch_loop.py --variant {workers0,workers8,sync} [--steps N] [--profiler {none,kineto}]
                   [--chrome-trace FILE] [--result FILE]
