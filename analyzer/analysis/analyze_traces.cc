@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "analyzer/analysis/analysis_builder.h"
+#include "analyzer/result/analysis_builder.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/model/importer.h"
 

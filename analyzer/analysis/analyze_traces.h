@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzer/analysis/analysis.h"
-#include "analyzer/analysis/options.h"
+#include "analyzer/result/analysis.h"
+#include "analyzer/options/options.h"
 
 namespace gs::analyzer {
 

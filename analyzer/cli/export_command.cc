@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "analyzer/analysis/analyze_traces.h"
-#include "analyzer/analysis/units.h"
+#include "analyzer/units/units.h"
 #include "analyzer/cli/commands.h"
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/export/collapsed_stacks.h"

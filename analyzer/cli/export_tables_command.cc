@@ -1,7 +1,7 @@
 // `gsanalyze export --tables DIR TRACE_OR_DIR...`: the job's analysis as CSV and JSON-lines tables
 // (analysis/multirank/tables_export.h says which and why).
-#include "analyzer/analysis/multirank/job_inputs.h"
-#include "analyzer/analysis/multirank/tables_export.h"
+#include "analyzer/cli/job_inputs.h"
+#include "analyzer/export/tables_export.h"
 #include "analyzer/cli/commands.h"
 
 namespace gs::analyzer::cli {

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "analyzer/analysis/units.h"
+#include "analyzer/units/units.h"
 #include "analyzer/cli/commands.h"
 #include "analyzer/cli/progress.h"
 #include "analyzer/report/html/html_report.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/analysis/units.h"
+#include "analyzer/units/units.h"
 
 namespace gs::analyzer::cli {
 

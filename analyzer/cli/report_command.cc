@@ -6,8 +6,8 @@
 
 #include "absl/strings/numbers.h"
 #include "analyzer/analysis/analyze_traces.h"
-#include "analyzer/analysis/multirank/job_inputs.h"
-#include "analyzer/analysis/units.h"
+#include "analyzer/cli/job_inputs.h"
+#include "analyzer/units/units.h"
 #include "analyzer/cli/commands.h"
 #include "analyzer/cli/progress.h"
 #include "analyzer/report/report.h"

@@ -1,7 +1,7 @@
 // `gsanalyze summarize TRACE -o SUMMARY`: the trace's per-rank summary (proto/gssummary.proto),
 // for `gsanalyze report SUMMARY...` to merge (analysis/multirank/).
-#include "analyzer/analysis/multirank/summarize_trace.h"
-#include "analyzer/analysis/multirank/summary_file.h"
+#include "analyzer/summary/summarize_trace.h"
+#include "analyzer/summary/summary_file.h"
 #include "analyzer/cli/commands.h"
 
 namespace gs::analyzer::cli {

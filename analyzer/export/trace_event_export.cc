@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/classify/site_frame.h"
 #include "analyzer/export/chrome_trace_writer.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"

@@ -29,7 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "analyzer/analysis/options.h"
+#include "analyzer/options/options.h"
 #include "analyzer/model/types.h"
 #include "proto/records.h"
 

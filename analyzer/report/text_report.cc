@@ -10,8 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "analyzer/analysis/trace_analyzer.h"
-#include "analyzer/analysis/units.h"
+#include "analyzer/classify/site_frame.h"
+#include "analyzer/units/units.h"
 #include "analyzer/report/report.h"
 
 namespace gs::analyzer {

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzer/analysis/analysis.h"
+#include "analyzer/result/analysis.h"
 #include "analyzer/analysis/analyze_traces.h"
-#include "analyzer/analysis/options.h"
+#include "analyzer/options/options.h"
 #include "analyzer/report/html/timeline.h"
 
 namespace gs::analyzer::html {

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/report/json_value.h"
+#include "analyzer/json/json_value.h"
 
 namespace gs::analyzer::html {
 

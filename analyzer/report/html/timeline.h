@@ -30,8 +30,8 @@
 #include <tuple>
 #include <vector>
 
-#include "analyzer/analysis/cause.h"
-#include "analyzer/analysis/gap_classifier.h"
+#include "analyzer/classify/cause.h"
+#include "analyzer/classify/gap_classifier.h"
 #include "analyzer/model/record_sink.h"
 #include "analyzer/model/trace_tables.h"
 #include "analyzer/model/types.h"
