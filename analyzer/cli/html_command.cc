@@ -1,13 +1,61 @@
-// `gsanalyze html TRACE... -o report.html`: the self-contained HTML report (report/html/).
+// `gsanalyze html TRACE... -o report.html`: the self-contained HTML report (report/html/). The
+// one pass over the traces feeds the analysis and the page's timeline (a TimelineObserver); the
+// page then only renders them.
 #include <cstdio>
 #include <fstream>
 
-#include "analyzer/units/units.h"
+#include "absl/strings/str_cat.h"
+#include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/cli/commands.h"
 #include "analyzer/cli/progress.h"
 #include "analyzer/report/html/html_report.h"
+#include "analyzer/units/units.h"
 
 namespace gs::analyzer::cli {
+
+namespace {
+
+struct HtmlReportStats {
+  uint64_t bytes = 0;            // of the page
+  uint64_t records = 0;          // records read
+  size_t lanes = 0;              // timeline lanes drawn
+  bool exact = true;             // the timeline kept every segment (else buckets only)
+  TimeNs idle_ns = 0;            // steady-state idle over all devices
+};
+
+// Analyses `paths` (errors as AnalyzeTraces': bad input, one line naming the file) and writes the
+// page to `out`; `warnings` receives the analysis' warnings (damaged files).
+absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& paths, std::ostream* out,
+                                                const html::HtmlReportOptions& options,
+                                                std::vector<std::string>* warnings,
+                                                const AnalyzeProgress& progress) {
+  html::Timeline timeline(options.timeline);
+  html::TimelineObserver observer(&timeline, paths.size());
+  AnalyzeHooks hooks;
+  hooks.progress = progress;
+  hooks.observers = {&observer};
+  absl::StatusOr<Analysis> analyzed = AnalyzeTraces(paths, options.analysis, hooks);
+  if (!analyzed.ok()) return analyzed.status();
+  Analysis analysis = std::move(*analyzed);
+  *warnings = analysis.warnings;
+
+  std::string title = "gpustall report";
+  if (paths.size() == 1) absl::StrAppend(&title, ": ", paths[0]);
+  else absl::StrAppend(&title, ": ", paths.size(), " traces");
+  const std::string page = html::RenderHtmlPage(analysis, timeline, title, options);
+  out->write(page.data(), static_cast<std::streamsize>(page.size()));
+  if (!*out) return absl::InternalError("write failed");
+
+  HtmlReportStats stats;
+  stats.bytes = page.size();
+  stats.records = analysis.events;
+  stats.lanes = timeline.lanes();
+  stats.exact = timeline.exact();
+  stats.idle_ns = analysis.steady_idle_ns;
+  return stats;
+}
+
+}  // namespace
 
 int RunHtml(const CliArgs& args, std::ostream& out, std::ostream& err) {
   std::ofstream file(args.html_out, std::ios::binary | std::ios::trunc);
@@ -17,8 +65,8 @@ int RunHtml(const CliArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::vector<std::string> warnings;
   ProgressLine progress(&err, args.progress);  // on a terminal only; erased before the summary
-  absl::StatusOr<html::HtmlReportStats> stats =
-      html::WriteHtmlReport(args.traces, &file, {}, &warnings, [&](size_t i, uint64_t read, uint64_t size) {
+  absl::StatusOr<HtmlReportStats> stats =
+      WriteHtmlReport(args.traces, &file, {}, &warnings, [&](size_t i, uint64_t read, uint64_t size) {
         progress.Update(i, args.traces.size(), args.traces[i], read, size);
       });
   progress.Finish();

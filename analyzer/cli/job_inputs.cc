@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/summary/summary_file.h"
 
@@ -43,13 +44,17 @@ absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths
 }
 
 namespace {
+// The traces' summaries (one pass over them), then the summary files', in that order.
 absl::StatusOr<std::vector<RankSummary>> AllSummaries(const JobInputs& inputs,
                                                       const AnalysisOptions& options) {
   std::vector<RankSummary> ranks;
-  for (const std::string& t : inputs.traces) {
-    absl::StatusOr<RankSummary> s = SummarizeTrace(t, options);
-    if (!s.ok()) return s.status();
-    ranks.push_back(std::move(*s));
+  if (!inputs.traces.empty()) {
+    RankSummaryObserver summaries;
+    AnalyzeHooks hooks;
+    hooks.observers = {&summaries};
+    absl::StatusOr<Analysis> analysis = AnalyzeTraces(inputs.traces, options, hooks);
+    if (!analysis.ok()) return analysis.status();
+    ranks = summaries.TakeSummaries();
   }
   for (const std::string& p : inputs.summaries) {
     absl::StatusOr<RankSummary> s = ReadRankSummary(p);
@@ -59,13 +64,6 @@ absl::StatusOr<std::vector<RankSummary>> AllSummaries(const JobInputs& inputs,
   return ranks;
 }
 }  // namespace
-
-absl::StatusOr<RanksSection> AnalyzeJobRanks(const JobInputs& inputs,
-                                             const AnalysisOptions& options) {
-  absl::StatusOr<std::vector<RankSummary>> ranks = AllSummaries(inputs, options);
-  if (!ranks.ok()) return ranks.status();
-  return AnalyzeRanks(*ranks);
-}
 
 absl::StatusOr<Analysis> AnalysisFromJobSummaries(const JobInputs& inputs,
                                                   const AnalysisOptions& options) {

@@ -25,13 +25,10 @@ struct JobInputs {
 // does not exist, a folder with neither.
 absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths);
 
-// Summarises every trace (SummarizeTrace), reads every summary, and merges them (AnalyzeRanks).
-// Errors: the first unreadable input, one line naming it.
-absl::StatusOr<RanksSection> AnalyzeJobRanks(const JobInputs& inputs,
-                                             const AnalysisOptions& options = AnalysisOptions());
-
 // The report of a job given (partly) as summaries: the ranks section, one TraceInfo per rank, and
-// a note that per-trace sections need the traces themselves.
+// a note that per-trace sections need the traces themselves. The traces among the inputs are
+// summarised on one pass (AnalyzeTraces with a RankSummaryObserver). Errors: the first unreadable
+// input, one line naming it.
 absl::StatusOr<Analysis> AnalysisFromJobSummaries(const JobInputs& inputs,
                                                   const AnalysisOptions& options = AnalysisOptions());
 

@@ -6,11 +6,13 @@
 
 #include "absl/strings/numbers.h"
 #include "analyzer/analysis/analyze_traces.h"
-#include "analyzer/cli/job_inputs.h"
-#include "analyzer/units/units.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/cli/job_inputs.h"
 #include "analyzer/cli/progress.h"
+#include "analyzer/ranks/multi_rank.h"
 #include "analyzer/report/report.h"
+#include "analyzer/summary/summarize_trace.h"
+#include "analyzer/units/units.h"
 
 namespace gs::analyzer::cli {
 
@@ -28,7 +30,8 @@ int TerminalWidth() {
 
 int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   // Folders (a job's run folder) and summaries (gsanalyze summarize) as well as traces; a job of
-  // several ranks, or a trace with a rank, gets the ranks section (analysis/multirank/).
+  // several ranks, or a trace with a rank, gets the ranks section (ranks/), summarised on the same
+  // pass that analyses the traces.
   absl::StatusOr<JobInputs> inputs = CollectJobInputs(args.traces);
   if (!inputs.ok()) {
     err << "gsanalyze: " << inputs.status().message() << "\n";
@@ -36,19 +39,17 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   }
   ProgressLine progress(&err, args.progress);  // on a terminal only; erased before the report
   const std::vector<std::string>& traces = inputs->traces;
-  absl::StatusOr<Analysis> analysis =
-      inputs->summaries.empty()
-          ? AnalyzeTraces(traces, AnalysisOptions(),
-                          AnalyzeHooks{[&](size_t i, uint64_t read, uint64_t size) {
-                                         progress.Update(i, traces.size(), traces[i], read, size);
-                                       },
-                                       nullptr})
-          : AnalysisFromJobSummaries(*inputs);
+  RankSummaryObserver rank_summaries;
+  AnalyzeHooks hooks;
+  hooks.progress = [&](size_t i, uint64_t read, uint64_t size) {
+    progress.Update(i, traces.size(), traces[i], read, size);
+  };
+  hooks.observers = {&rank_summaries};
+  absl::StatusOr<Analysis> analysis = inputs->summaries.empty() ? AnalyzeTraces(traces, AnalysisOptions(), hooks)
+                                                                : AnalysisFromJobSummaries(*inputs);
   if (analysis.ok() && inputs->summaries.empty() &&
       (inputs->traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
-    absl::StatusOr<RanksSection> ranks = AnalyzeJobRanks(*inputs);
-    if (!ranks.ok()) analysis = ranks.status();
-    else analysis->ranks = std::move(*ranks);
+    analysis->ranks = AnalyzeRanks(rank_summaries.summaries());
   }
   progress.Finish();
   if (!analysis.ok()) {

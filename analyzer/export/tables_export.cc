@@ -2,11 +2,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/json/json_value.h"
 #include "analyzer/ranks/multi_rank.h"
 #include "analyzer/summary/summarize_trace.h"
-#include "analyzer/json/json_value.h"
 
 namespace gs::analyzer {
 
@@ -101,36 +103,49 @@ absl::StatusOr<TablesExportStats> ExportTables(const std::vector<std::string>& t
       TableWriter::Open(dir, "stacks", {"stack_id", "trace", "rank", "depth", "frame"});
   if (!stacks.ok()) return stacks.status();
 
-  TablesExportStats stats;
-  std::vector<RankSummary> summaries;
-  int64_t next_stack_id = 1;
-  for (size_t t = 0; t < traces.size(); ++t) {
-    std::vector<IdleIntervalRow> rows;
-    TraceStacks trace_stacks;
-    absl::StatusOr<RankSummary> s = SummarizeTrace(traces[t], options, &rows, &trace_stacks);
-    if (!s.ok()) return s.status();
-    std::map<uint64_t, int64_t> global_id;
-    for (const auto& [key, frames] : trace_stacks) {
-      int64_t id = next_stack_id++;
-      global_id[key] = id;
-      for (size_t depth = 0; depth < frames.size(); ++depth) {
-        stacks->Row({id, static_cast<int64_t>(t), RankJson(*s), static_cast<int64_t>(depth),
-                     frames[depth]});
-        ++stats.stack_frames;
+  // The rows of each trace are written as soon as it has been read (one pass, AnalyzeTraces).
+  class TableRows final : public RankSummaryObserver {
+   public:
+    TableRows(TableWriter* intervals, TableWriter* stacks, TablesExportStats* stats)
+        : RankSummaryObserver(/*keep_rows=*/true), intervals_(*intervals), stacks_(*stacks), stats_(*stats) {}
+
+   private:
+    void TraceSummarized(size_t index, const RankSummary& s, std::vector<IdleIntervalRow>* rows,
+                         TraceStacks* trace_stacks) override {
+      const auto t = static_cast<int64_t>(index);
+      std::map<uint64_t, int64_t> global_id;
+      for (const auto& [key, frames] : *trace_stacks) {
+        int64_t id = next_stack_id_++;
+        global_id[key] = id;
+        for (size_t depth = 0; depth < frames.size(); ++depth) {
+          stacks_.Row({id, t, RankJson(s), static_cast<int64_t>(depth), frames[depth]});
+          ++stats_.stack_frames;
+        }
+      }
+      for (const IdleIntervalRow& r : *rows) {
+        auto it = global_id.find(r.stack_id);
+        std::vector<Json> row = {t, RankJson(s), s.host_name, s.pid,
+                                 r.device, r.start_ns, r.end_ns, r.end_ns - r.start_ns,
+                                 CauseName(r.cause), r.after_sync, r.after_sync_site,
+                                 it == global_id.end() ? Json() : Json(it->second)};
+        AppendCauses(r.by_cause, &row);
+        intervals_.Row(row);
+        ++stats_.intervals;
       }
     }
-    for (const IdleIntervalRow& r : rows) {
-      auto it = global_id.find(r.stack_id);
-      std::vector<Json> row = {static_cast<int64_t>(t), RankJson(*s), s->host_name, s->pid,
-                               r.device, r.start_ns, r.end_ns, r.end_ns - r.start_ns,
-                               CauseName(r.cause), r.after_sync, r.after_sync_site,
-                               it == global_id.end() ? Json() : Json(it->second)};
-      AppendCauses(r.by_cause, &row);
-      intervals->Row(row);
-      ++stats.intervals;
-    }
-    summaries.push_back(std::move(*s));
+    TableWriter& intervals_;
+    TableWriter& stacks_;
+    TablesExportStats& stats_;
+    int64_t next_stack_id_ = 1;
+  };
+  TablesExportStats stats;
+  TableRows table_rows(&*intervals, &*stacks, &stats);
+  AnalyzeHooks hooks;
+  hooks.observers = {&table_rows};
+  if (absl::StatusOr<Analysis> analysis = AnalyzeTraces(traces, options, hooks); !analysis.ok()) {
+    return analysis.status();
   }
+  const std::vector<RankSummary>& summaries = table_rows.summaries();
   if (absl::Status st = intervals->Close(); !st.ok()) return st;
   if (absl::Status st = stacks->Close(); !st.ok()) return st;
 

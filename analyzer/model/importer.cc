@@ -182,6 +182,7 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
     absl::StatusOr<bool> more = reader_->Next(&ev);
     if (!more.ok()) return absl::Status(more.status().code(), absl::StrCat(info_.path, ": ", more.status().message()));
     if (!*more) break;
+    if (chunk_observer_) chunk_observer_(ev, reader_->tables());
     for (const trace::ApiCallRecord& r : ev.api_calls) {
       if (Plausible(r.enter_ns, r.exit_ns)) sink->OnApiCall(Convert(r));
     }

@@ -4,7 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/classify/site_frame.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
@@ -17,52 +17,6 @@ namespace tr = gpustall::trace;
 
 constexpr size_t kMaxStacks = 20;
 constexpr size_t kMaxFrames = 16;
-
-struct Collective {
-  uint32_t device;
-  TimeNs start, end;
-};
-
-// Pass 1: identity from the header, collectives from the activities (by kind or NCCL name).
-absl::Status ReadHeaderAndCollectives(const std::string& path, RankSummary* s,
-                                      std::vector<Collective>* collectives) {
-  absl::StatusOr<std::unique_ptr<reader::TraceReader>> reader = reader::TraceReader::Open(path);
-  if (!reader.ok()) return reader.status();
-  const tr::TraceHeader& h = (*reader)->header();
-  s->source = path;
-  s->host_name = h.host_name();
-  s->host_id = h.host_id();
-  s->boot_id = h.boot_id();
-  s->job_id = h.job_id();
-  s->pid = h.pid();
-  if (h.has_rank()) s->rank = h.rank();
-  if (h.has_world_size()) s->world_size = h.world_size();
-  s->trace_id = h.trace_id();
-  s->clock_monotonic_ns = h.start_clock().monotonic_ns();
-  s->clock_realtime_ns = h.start_clock().realtime_ns();
-  s->clock_uncertainty_ns = h.start_clock().uncertainty_ns();
-  reader::ChunkEvents events;
-  absl::flat_hash_map<uint32_t, bool> collective_name;  // string id -> is a collective
-  for (;;) {
-    absl::StatusOr<bool> more = (*reader)->Next(&events);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    const reader::InternTables& t = (*reader)->tables();
-    for (const gs::trace::GpuActivityRecord& a : events.activities) {
-      bool is_collective = a.kind == tr::ACTIVITY_KIND_COLLECTIVE;
-      if (!is_collective && a.kind == tr::ACTIVITY_KIND_KERNEL && a.name != 0) {
-        auto [it, inserted] = collective_name.try_emplace(a.name, false);
-        if (inserted && t.has_string(a.name)) it->second = IsCollectiveKernelName(t.string(a.name));
-        is_collective = it->second;
-      }
-      if (is_collective && a.end_ns >= a.start_ns && a.start_ns > 0) {
-        collectives->push_back({a.device, static_cast<TimeNs>(a.start_ns),
-                                static_cast<TimeNs>(a.end_ns)});
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 std::string FrameString(const FrameInfo& f) {
   if (f.file.empty()) return f.function;
@@ -81,54 +35,77 @@ std::vector<std::string> FrameStrings(const std::vector<FrameInfo>& frames) {
   return out;
 }
 
-struct Gap {
-  uint32_t device;
-  TimeNs start, end;
-  std::vector<Charge> charges;
-};
-
 }  // namespace
 
-absl::StatusOr<RankSummary> SummarizeTrace(const std::string& path, const AnalysisOptions& options,
-                                           std::vector<IdleIntervalRow>* intervals,
-                                           TraceStacks* stacks) {
-  RankSummary s;
-  std::vector<Collective> collectives;
-  if (absl::Status st = ReadHeaderAndCollectives(path, &s, &collectives); !st.ok()) return st;
+void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, const TraceAnalyzer&) {
+  tables_ = &importer.tables();
+  current_ = RankSummary();
+  collectives_.clear();
+  collective_name_.clear();
+  gaps_.clear();
+  rows_.clear();
+  const tr::TraceHeader& h = importer.reader().header();
+  RankSummary& s = current_;
+  s.source = importer.info().path;
+  s.host_name = h.host_name();
+  s.host_id = h.host_id();
+  s.boot_id = h.boot_id();
+  s.job_id = h.job_id();
+  s.pid = h.pid();
+  if (h.has_rank()) s.rank = h.rank();
+  if (h.has_world_size()) s.world_size = h.world_size();
+  s.trace_id = h.trace_id();
+  s.clock_monotonic_ns = h.start_clock().monotonic_ns();
+  s.clock_realtime_ns = h.start_clock().realtime_ns();
+  s.clock_uncertainty_ns = h.start_clock().uncertainty_ns();
+}
 
-  // Pass 2: the per-trace analysis, observing every idle gap.
-  absl::StatusOr<std::unique_ptr<TraceImporter>> importer = TraceImporter::Open(path);
-  if (!importer.ok()) return importer.status();
-  const TraceTables& tables = (*importer)->tables();
-  TraceAnalyzer analyzer(options, tables);
-  std::vector<Gap> gaps;
-  analyzer.set_interval_observer([&](uint32_t device, const IntervalVerdict& v) {
-    gaps.push_back({device, v.start, v.end, v.charges});
-    if (intervals != nullptr) {
-      IdleIntervalRow row;
-      row.device = device;
-      row.start_ns = v.start;
-      row.end_ns = v.end;
-      row.cause = v.cause;
-      row.by_cause = v.by_cause;
-      row.after_sync = v.after_sync && v.preceding != nullptr;
-      if (row.after_sync) {
-        row.after_sync_site = absl::StrCat(tables.FunctionName(v.preceding->function), " @ ",
-                                           FrameString(SiteFrame(tables.ResolveStack(v.preceding->stack))));
-      }
-      TimeNs most = -1;
-      for (const Charge& c : v.charges) {
-        if (c.ns > most) {
-          most = c.ns;
-          row.stack_id = c.key;
-        }
-      }
-      intervals->push_back(std::move(row));
+// Collectives from the activities as written (by kind or NCCL name): the importer's plausibility
+// filter is for the analysis' time bins, and a summary counts what the file holds.
+void RankSummaryObserver::OnChunk(const reader::ChunkEvents& events, const reader::InternTables& t) {
+  for (const gs::trace::GpuActivityRecord& a : events.activities) {
+    bool is_collective = a.kind == tr::ACTIVITY_KIND_COLLECTIVE;
+    if (!is_collective && a.kind == tr::ACTIVITY_KIND_KERNEL && a.name != 0) {
+      auto [it, inserted] = collective_name_.try_emplace(a.name, false);
+      if (inserted && t.has_string(a.name)) it->second = IsCollectiveKernelName(t.string(a.name));
+      is_collective = it->second;
     }
-  });
-  if (absl::Status st = (*importer)->ReadAll(&analyzer); !st.ok()) return st;
-  TraceResult result = analyzer.Finish((*importer)->info());
+    if (is_collective && a.end_ns >= a.start_ns && a.start_ns > 0) {
+      collectives_.push_back({a.device, static_cast<TimeNs>(a.start_ns), static_cast<TimeNs>(a.end_ns)});
+    }
+  }
+}
 
+void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& v) {
+  const TraceTables& tables = *tables_;
+  gaps_.push_back({device, v.start, v.end, v.charges});
+  if (!keep_rows_) return;
+  IdleIntervalRow row;
+  row.device = device;
+  row.start_ns = v.start;
+  row.end_ns = v.end;
+  row.cause = v.cause;
+  row.by_cause = v.by_cause;
+  row.after_sync = v.after_sync && v.preceding != nullptr;
+  if (row.after_sync) {
+    row.after_sync_site = absl::StrCat(tables.FunctionName(v.preceding->function), " @ ",
+                                       FrameString(SiteFrame(tables.ResolveStack(v.preceding->stack))));
+  }
+  TimeNs most = -1;
+  for (const Charge& c : v.charges) {
+    if (c.ns > most) {
+      most = c.ns;
+      row.stack_id = c.key;
+    }
+  }
+  rows_.push_back(std::move(row));
+}
+
+void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const TraceResult& result) {
+  const TraceTables& tables = *tables_;
+  RankSummary& s = current_;
+  std::vector<Collective>& collectives = collectives_;
+  std::vector<Gap>& gaps = gaps_;
   for (const DeviceSummary& d : result.devices) {
     ++s.devices;
     s.wall_ns += d.wall_ns;  // device time: utilisation over several devices is busy / this
@@ -217,10 +194,44 @@ absl::StatusOr<RankSummary> SummarizeTrace(const std::string& path, const Analys
     st.frames = frames_of(key);
     s.stacks.push_back(st);
   }
-  if (stacks != nullptr) {
-    for (const auto& [key, st] : ranked) (*stacks)[key] = frames_of(key);
+  TraceStacks stacks;
+  if (keep_rows_) {
+    for (const auto& [key, st] : ranked) stacks[key] = frames_of(key);
   }
-  return s;
+  summaries_.push_back(std::move(s));
+  TraceSummarized(index, summaries_.back(), keep_rows_ ? &rows_ : nullptr, keep_rows_ ? &stacks : nullptr);
+  rows_.clear();
+  gaps_.clear();
+  collectives_.clear();
+  tables_ = nullptr;
+}
+
+namespace {
+// One trace's summary and rows, for SummarizeTrace's callers.
+class OneTraceSummary final : public RankSummaryObserver {
+ public:
+  OneTraceSummary(std::vector<IdleIntervalRow>* intervals, TraceStacks* stacks)
+      : RankSummaryObserver(intervals != nullptr || stacks != nullptr), intervals_(intervals), stacks_(stacks) {}
+
+ private:
+  void TraceSummarized(size_t, const RankSummary&, std::vector<IdleIntervalRow>* intervals,
+                       TraceStacks* stacks) override {
+    if (intervals_ != nullptr) *intervals_ = std::move(*intervals);
+    if (stacks_ != nullptr) *stacks_ = std::move(*stacks);
+  }
+  std::vector<IdleIntervalRow>* intervals_;
+  TraceStacks* stacks_;
+};
+}  // namespace
+
+absl::StatusOr<RankSummary> SummarizeTrace(const std::string& path, const AnalysisOptions& options,
+                                           std::vector<IdleIntervalRow>* intervals, TraceStacks* stacks) {
+  OneTraceSummary summary(intervals, stacks);
+  AnalyzeHooks hooks;
+  hooks.observers = {&summary};
+  absl::StatusOr<Analysis> analysis = AnalyzeTraces({path}, options, hooks);
+  if (!analysis.ok()) return analysis.status();
+  return std::move(summary.TakeSummaries().at(0));
 }
 
 }  // namespace gs::analyzer
