@@ -22,8 +22,10 @@ void CountOpen(const std::string& path) { ++(*g_opened)[path]; }
 class OnePassTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // ctest runs the cases in parallel processes: each case writes files of its own.
+    dir_ = ::testing::TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
     for (int rank = 0; rank < 4; ++rank) {
-      std::string path = ::testing::TempDir() + "/one_pass_rank" + std::to_string(rank) + ".gstrace";
+      std::string path = dir_ + ".rank" + std::to_string(rank) + ".gstrace";
       ASSERT_EQ(testing::WriteStarvedTrace(path, 6 + rank), "");
       traces_.push_back(path);
     }
@@ -50,6 +52,7 @@ class OnePassTest : public ::testing::Test {
     for (const std::string& t : traces) EXPECT_EQ(opened_[t], 1) << t;
   }
 
+  std::string dir_;  // prefix of this case's files
   std::vector<std::string> traces_;
   std::map<std::string, int> opened_;
   std::string out_;
@@ -68,23 +71,23 @@ TEST_F(OnePassTest, MultiRankJsonReportReadsEachTraceOnce) {
 }
 
 TEST_F(OnePassTest, TablesExportReadsEachTraceOnce) {
-  Run(&RunExportTables, {"export", "--tables", ::testing::TempDir() + "/one_pass_tables"}, traces_);
+  Run(&RunExportTables, {"export", "--tables", dir_ + ".tables"}, traces_);
   ExpectEachReadOnce(traces_);
 }
 
 TEST_F(OnePassTest, HtmlReportReadsEachTraceOnce) {
-  const std::string page = ::testing::TempDir() + "/one_pass.html";
+  const std::string page = dir_ + ".html";
   Run(&RunHtml, {"html", "-o", page}, traces_);
   ExpectEachReadOnce(traces_);
   std::remove(page.c_str());
 }
 
 TEST_F(OnePassTest, ChromeAndKinetoExportsReadTheTraceOnceEach) {
-  const std::string chrome = ::testing::TempDir() + "/one_pass.chrome.json";
+  const std::string chrome = dir_ + ".chrome.json";
   Run(&RunExport, {"export", "--chrome", chrome}, {traces_[0]});
   ExpectEachReadOnce({traces_[0]});
   opened_.clear();
-  const std::string kineto = ::testing::TempDir() + "/one_pass.kineto.json";
+  const std::string kineto = dir_ + ".kineto.json";
   Run(&RunExport, {"export", "--kineto", kineto}, {traces_[0]});
   ExpectEachReadOnce({traces_[0]});
   std::remove(chrome.c_str());
@@ -92,7 +95,7 @@ TEST_F(OnePassTest, ChromeAndKinetoExportsReadTheTraceOnceEach) {
 }
 
 TEST_F(OnePassTest, SummarizeReadsTheTraceOnce) {
-  const std::string summary = ::testing::TempDir() + "/one_pass.gssummary";
+  const std::string summary = dir_ + ".gssummary";
   Run(&RunSummarize, {"summarize", traces_[0], "-o", summary}, {});
   ExpectEachReadOnce({traces_[0]});
   std::remove(summary.c_str());
