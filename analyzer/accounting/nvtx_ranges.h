@@ -1,4 +1,4 @@
-// nvtx_ranges.h — NVTX ranges in the analysis (issue 5): GPU idle and busy time per range, and
+// nvtx_ranges.h — NVTX ranges in the analysis: GPU idle and busy time per range, and
 // ranges as frames of the attributed stacks.
 //
 // Definitions (analyzer/JSON.md repeats them):

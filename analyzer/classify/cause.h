@@ -1,4 +1,4 @@
-// cause.h — the causes an idle interval is charged to (issue 4 "A cause for each idle interval").
+// cause.h — the causes an idle interval is charged to: every idle interval gets one or more.
 #ifndef GPUSTALL_ANALYZER_CLASSIFY_CAUSE_H_
 #define GPUSTALL_ANALYZER_CLASSIFY_CAUSE_H_
 
@@ -29,7 +29,7 @@ const char* CauseName(Cause c);         // JSON name: "host_work", ...
 const char* CauseTitle(Cause c);        // human: "host work", ...
 const char* CauseDescription(Cause c);  // one line: what the evidence was
 
-// Host-work refinement by what samples say the thread was doing (issue 5's sampler).
+// Host-work refinement by what samples say the thread was doing (the agent's sampler).
 enum class HostState : uint8_t { kUnsampled = 0, kCpu, kIoWait, kLockWait, kSleep, kOther, kCount };
 inline constexpr int kNumHostStates = static_cast<int>(HostState::kCount);
 const char* HostStateName(HostState s);  // "unsampled", "cpu", "io_wait", ...

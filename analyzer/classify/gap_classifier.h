@@ -1,6 +1,6 @@
 // gap_classifier.h — decides why one device idle gap happened and charges its nanoseconds.
 //
-// The rules (issue 4), for a gap [g0, g1) on a device, ended by activity A:
+// The rules, for a gap [g0, g1) on a device, ended by activity A:
 //   0. No host call is known for A (no correlation, or forgotten): the whole gap is `other`.
 //   Let C be the call that submitted A (same correlation id), on thread T.
 //   1. C had returned by g0 — the work was queued before the device went idle and started late:

@@ -20,7 +20,7 @@
 
 namespace gs::analyzer::cli {
 
-// Process exit codes (issue 4).
+// Process exit codes (cli/exit_codes.cmake tests them as a table).
 enum ExitCode : int {
   kExitOk = 0,
   kExitBelowThreshold = 1,  // only with --fail-under: steady-state GPU-Util below it

@@ -1,5 +1,5 @@
 // `gsanalyze export --tables DIR TRACE_OR_DIR...`: the job's analysis as CSV and JSON-lines tables
-// (analysis/multirank/tables_export.h says which and why).
+// (export/tables_export.h says which and why).
 #include "analyzer/cli/job_inputs.h"
 #include "analyzer/export/tables_export.h"
 #include "analyzer/cli/commands.h"

@@ -1,5 +1,5 @@
 // `gsanalyze summarize TRACE -o SUMMARY`: the trace's per-rank summary (proto/gssummary.proto),
-// for `gsanalyze report SUMMARY...` to merge (analysis/multirank/).
+// for `gsanalyze report SUMMARY...` to merge (summary/, ranks/).
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/summary/summary_file.h"
 #include "analyzer/cli/commands.h"

@@ -12,6 +12,7 @@
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/classify/site_frame.h"
 #include "analyzer/export/chrome_trace_writer.h"
+#include "analyzer/model/schema_enums.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
 
@@ -110,7 +111,7 @@ class RecordPass {
   }
 
   void Activity(const trace::GpuActivityRecord& a, const reader::InternTables& t) {
-    if (!IsDeviceWork(static_cast<ActivityKind>(a.kind)) || (a.start_ns == 0 && a.end_ns == 0)) return;
+    if (!IsDeviceWork(FromSchema(a.kind)) || (a.start_ns == 0 && a.end_ns == 0)) return;
     ++stats_.gpu_activities;
     streams_[a.device].insert(a.stream);
     FlowEnd here{d_.GpuPid(a.device), d_.StreamTid(a.stream), static_cast<TimeNs>(a.start_ns)};

@@ -2,9 +2,10 @@
 // enough to be written next to the trace by the job itself (`gsanalyze summarize`, stored as
 // proto/gssummary.proto) and merged with thousands of others in seconds.
 //
-// A RankSummary is built from a trace by SummarizeTrace (summarize_trace.h) or decoded from a
-// summary file (summary_file.h); AnalyzeRanks (multi_rank.h) merges any number of them. The
-// merge needs nothing else, so a report from summaries equals the report from their traces.
+// A RankSummary is built on the pass over a trace (RankSummaryObserver, summary/summarize_trace.h)
+// or decoded from a summary file (summary/summary_file.h); AnalyzeRanks (multi_rank.h) merges any
+// number of them. The merge needs nothing else, so a report from summaries equals the report from
+// their traces.
 //
 // Times are nanoseconds on the rank's own CLOCK_MONOTONIC (its trace's time base); the header's
 // clock snapshot maps them onto other hosts' clocks (multi_rank.h, "Clocks").

@@ -235,7 +235,7 @@ Analysis AnalysisBuilder::Build() {
 
   a.copies = copies.Summarize(link_peak);
 
-  // Memory: share of the device and the explanation the issue asks for.
+  // Memory: share of the device, and an explanation when memory is near full while utilisation is low.
   MemorySummary& mem = a.memory;
   uint64_t peak = std::max(mem.peak_bytes, mem.peak_usage_bytes);
   if (mem.total_memory == 0)
