@@ -12,7 +12,7 @@
 // The dialect chooses the file's top-level members, the time base, pids/tids, categories, event
 // names and args. How to add a dialect: (1) subclass TraceEventDialect in a file of its own,
 // (2) give it an Export* entry point that calls ExportTraceEvents, (3) add a CLI flag in
-// cli/args.cc and a branch in cli/export_command.cc, (4) a structural test beside it.
+// cli/args.cc and a branch in cli/commands/export_command.cc, (4) a structural test beside it.
 //
 // One pass over the file, AnalyzeTraces' own (an observer, analysis/trace_observer.h): the records
 // as written (names, NVTX, flows) go out as they are read, and the idle intervals come from the

@@ -7,7 +7,7 @@
 //               same Analysis as `gsanalyze report --json` — every number in the panels comes
 //               from it; only the stack tree is kept deeper and finer for the flame graph;
 //   "timeline"  the decimated lanes (timeline.h), recorded while the same pass feeds the analysis.
-// The page computes nothing: `gsanalyze html` (cli/html_command.cc) runs the one pass over the
+// The page computes nothing: `gsanalyze html` (cli/commands/html_command.cc) runs the one pass over the
 // traces with a TimelineObserver (timeline.h) registered on it, then renders the Analysis and the
 // Timeline here. Memory: the analysis' own, plus the bucket grid and at most
 // TimelineOptions::max_exact_segments segments.

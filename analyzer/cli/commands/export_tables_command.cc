@@ -2,7 +2,7 @@
 // (export/tables_export.h says which and why).
 #include "analyzer/cli/job_inputs.h"
 #include "analyzer/export/tables_export.h"
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 
 namespace gs::analyzer::cli {
 

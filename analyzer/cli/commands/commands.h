@@ -1,8 +1,8 @@
 // commands.h — one function per gsanalyze subcommand (each in its own file). They write the
 // result to `out`, diagnostics (one line each, prefixed "gsanalyze: ") to `err`, and return the
 // process exit code (args.h ExitCode).
-#ifndef GPUSTALL_ANALYZER_CLI_COMMANDS_H_
-#define GPUSTALL_ANALYZER_CLI_COMMANDS_H_
+#ifndef GPUSTALL_ANALYZER_CLI_COMMANDS_COMMANDS_H_
+#define GPUSTALL_ANALYZER_CLI_COMMANDS_COMMANDS_H_
 
 #include <ostream>
 
@@ -20,4 +20,4 @@ int RunExportTables(const CliArgs& args, std::ostream& out, std::ostream& err); 
 
 }  // namespace gs::analyzer::cli
 
-#endif  // GPUSTALL_ANALYZER_CLI_COMMANDS_H_
+#endif  // GPUSTALL_ANALYZER_CLI_COMMANDS_COMMANDS_H_

@@ -6,9 +6,9 @@
 
 #include "absl/strings/numbers.h"
 #include "analyzer/analysis/analyze_traces.h"
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 #include "analyzer/cli/job_inputs.h"
-#include "analyzer/cli/progress.h"
+#include "analyzer/cli/terminal/progress.h"
 #include "analyzer/ranks/multi_rank.h"
 #include "analyzer/report/report.h"
 #include "analyzer/summary/summarize_trace.h"

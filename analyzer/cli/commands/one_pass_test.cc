@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "analyzer/cli/args.h"
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 #include "analyzer/reader/trace_reader.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "analyzer/cli/progress.h"
+#include "analyzer/cli/terminal/progress.h"
 
 #include <algorithm>
 

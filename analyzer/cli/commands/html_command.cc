@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/analyze_traces.h"
-#include "analyzer/cli/commands.h"
-#include "analyzer/cli/progress.h"
+#include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/terminal/progress.h"
 #include "analyzer/report/html/html_report.h"
 #include "analyzer/units/units.h"
 

@@ -1,10 +1,10 @@
-// The progress line and the colour decision (cli/progress.h, cli/terminal.h). The end-to-end
+// The progress line and the colour decision (progress.h, terminal.h). The end-to-end
 // terminal behaviour (a real pty, a pipe) is tty_test.py's.
-#include "analyzer/cli/progress.h"
+#include "analyzer/cli/terminal/progress.h"
 
 #include <sstream>
 
-#include "analyzer/cli/terminal.h"
+#include "analyzer/cli/terminal/terminal.h"
 #include "gtest/gtest.h"
 
 namespace gs::analyzer::cli {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "analyzer/cli/args.h"
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 #include "gtest/gtest.h"
 
 namespace gs::analyzer::cli {

@@ -1,5 +1,5 @@
 // `gsanalyze dump`: the reader's record dump.
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 #include "analyzer/reader/dump.h"
 
 namespace gs::analyzer::cli {

@@ -1,4 +1,4 @@
-#include "analyzer/cli/terminal.h"
+#include "analyzer/cli/terminal/terminal.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // terminal.h — what gsanalyze may do to the streams it writes: colour and progress lines are for
 // people at a terminal, never for pipes, files or logs.
-#ifndef GPUSTALL_ANALYZER_CLI_TERMINAL_H_
-#define GPUSTALL_ANALYZER_CLI_TERMINAL_H_
+#ifndef GPUSTALL_ANALYZER_CLI_TERMINAL_TERMINAL_H_
+#define GPUSTALL_ANALYZER_CLI_TERMINAL_TERMINAL_H_
 
 namespace gs::analyzer::cli {
 
@@ -14,4 +14,4 @@ bool IsTerminal(int fd);
 
 }  // namespace gs::analyzer::cli
 
-#endif  // GPUSTALL_ANALYZER_CLI_TERMINAL_H_
+#endif  // GPUSTALL_ANALYZER_CLI_TERMINAL_TERMINAL_H_

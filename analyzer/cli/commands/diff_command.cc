@@ -1,6 +1,6 @@
 // `gsanalyze diff`: before/after of two (sets of) traces.
 #include "analyzer/analysis/analyze_traces.h"
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 #include "analyzer/export/collapsed_stacks.h"
 #include "analyzer/export/trace_diff.h"
 

@@ -2,7 +2,7 @@
 // for `gsanalyze report SUMMARY...` to merge (summary/, ranks/).
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/summary/summary_file.h"
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 
 namespace gs::analyzer::cli {
 

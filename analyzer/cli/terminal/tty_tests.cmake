@@ -1,5 +1,5 @@
 # analyzer.cli.tty.*: colour and the progress line under a real pseudo-terminal (tty_test.py, on
-# the system's Python: the standard library's pty module). Included by analyzer/CMakeLists.txt.
+# the system's Python: the standard library's pty module).
 add_executable(gs_analyzer_tty_test_traces ${CMAKE_CURRENT_LIST_DIR}/tty_test_traces.cc)
 target_link_libraries(gs_analyzer_tty_test_traces PRIVATE gs_analyzer_trace_files)
 if(EXISTS /usr/bin/python3)

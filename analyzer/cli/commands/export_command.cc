@@ -4,7 +4,7 @@
 
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/units/units.h"
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/export/collapsed_stacks.h"
 #include "analyzer/export/kineto_export.h"

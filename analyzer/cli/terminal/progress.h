@@ -7,8 +7,8 @@
 // erases the line, so the report that follows starts on a clean line and nothing is left behind.
 //
 // Thread safety: none; one analysis thread calls Update(). Lifetimes: `out` outlives the object.
-#ifndef GPUSTALL_ANALYZER_CLI_PROGRESS_H_
-#define GPUSTALL_ANALYZER_CLI_PROGRESS_H_
+#ifndef GPUSTALL_ANALYZER_CLI_TERMINAL_PROGRESS_H_
+#define GPUSTALL_ANALYZER_CLI_TERMINAL_PROGRESS_H_
 
 #include <chrono>
 #include <cstddef>
@@ -60,4 +60,4 @@ std::string ProgressText(size_t file_index, size_t files, const std::string& nam
 
 }  // namespace gs::analyzer::cli
 
-#endif  // GPUSTALL_ANALYZER_CLI_PROGRESS_H_
+#endif  // GPUSTALL_ANALYZER_CLI_TERMINAL_PROGRESS_H_
