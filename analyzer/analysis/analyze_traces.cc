@@ -2,11 +2,47 @@
 
 #include <sys/stat.h>
 
-#include "analyzer/analysis/analysis_builder.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/model/importer.h"
+#include "analyzer/result/analysis_builder.h"
 
 namespace gs::analyzer {
+
+namespace {
+
+// One trace's model records on their way to the analysis: each observer's sink first, then the
+// analysis, record by record (as the HTML timeline recorded them when it sat in front).
+class FanOutSink final : public RecordSink {
+ public:
+  FanOutSink(std::vector<RecordSink*> observers, RecordSink* analysis)
+      : observers_(std::move(observers)), analysis_(analysis) {}
+  void OnApiCall(const ApiCall& call) override {
+    for (RecordSink* s : observers_) s->OnApiCall(call);
+    analysis_->OnApiCall(call);
+  }
+  void OnActivity(const GpuActivity& activity) override {
+    for (RecordSink* s : observers_) s->OnActivity(activity);
+    analysis_->OnActivity(activity);
+  }
+  void OnSample(const Sample& sample) override {
+    for (RecordSink* s : observers_) s->OnSample(sample);
+    analysis_->OnSample(sample);
+  }
+  void OnMemoryEvent(const MemoryEvent& event) override {
+    for (RecordSink* s : observers_) s->OnMemoryEvent(event);
+    analysis_->OnMemoryEvent(event);
+  }
+  void OnNvtxRange(const NvtxRange& range) override {
+    for (RecordSink* s : observers_) s->OnNvtxRange(range);
+    analysis_->OnNvtxRange(range);
+  }
+
+ private:
+  std::vector<RecordSink*> observers_;
+  RecordSink* analysis_;
+};
+
+}  // namespace
 
 absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths,
                                        const AnalysisOptions& options) {
@@ -14,16 +50,31 @@ absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths,
 }
 
 absl::Status AnalyzeTrace(TraceImporter* importer, const AnalysisOptions& options, AnalysisBuilder* builder,
-                          size_t index, TraceWatcher* watcher) {
+                          size_t index, const std::vector<TraceObserver*>& observers) {
   TraceAnalyzer analyzer(options, importer->tables());
   if (importer->info().nvtx) analyzer.ExpectNvtx();
-  RecordSink* sink = watcher != nullptr ? watcher->BeginTrace(index, *importer, &analyzer) : nullptr;
-  absl::Status read = importer->ReadAll(sink != nullptr ? sink : &analyzer);
+  std::vector<RecordSink*> record_observers;
+  for (TraceObserver* o : observers) {
+    o->BeginTrace(index, *importer, analyzer);
+    if (RecordSink* s = o->records(); s != nullptr) record_observers.push_back(s);
+  }
+  if (!observers.empty()) {
+    analyzer.set_interval_observer([&observers](uint32_t device, const IntervalVerdict& v) {
+      for (TraceObserver* o : observers) o->OnIdleInterval(device, v);
+    });
+    importer->set_chunk_observer([&observers](const reader::ChunkEvents& events, const reader::InternTables& tables) {
+      for (TraceObserver* o : observers) o->OnChunk(events, tables);
+    });
+  }
+  FanOutSink fan_out(std::move(record_observers), &analyzer);
+  absl::Status read = importer->ReadAll(observers.empty() ? static_cast<RecordSink*>(&analyzer) : &fan_out);
+  importer->set_chunk_observer(nullptr);
   if (!read.ok()) return read;
   std::string warning = importer->DamageWarning();
   if (!warning.empty()) builder->AddWarning(std::move(warning));
-  builder->AddTrace(analyzer.Finish(importer->info()));
-  if (watcher != nullptr) watcher->EndTrace(index, *importer);
+  TraceResult result = analyzer.Finish(importer->info());
+  for (TraceObserver* o : observers) o->EndTrace(index, *importer, result);
+  builder->AddTrace(std::move(result));
   return absl::OkStatus();
 }
 
@@ -39,7 +90,7 @@ absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths, co
       const uint64_t size = ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
       (*importer)->set_progress([&hooks, i, size](uint64_t read) { hooks.progress(i, read, size); });
     }
-    if (absl::Status s = AnalyzeTrace(importer->get(), options, &builder, i, hooks.watcher); !s.ok()) return s;
+    if (absl::Status s = AnalyzeTrace(importer->get(), options, &builder, i, hooks.observers); !s.ok()) return s;
   }
   return builder.Build();
 }

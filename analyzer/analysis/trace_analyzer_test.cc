@@ -1,9 +1,10 @@
 #include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/classify/site_frame.h"
 
 #include <algorithm>
 #include <random>
 
-#include "analyzer/analysis/analysis_builder.h"
+#include "analyzer/result/analysis_builder.h"
 #include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"
 

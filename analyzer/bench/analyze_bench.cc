@@ -7,7 +7,7 @@
 // thread: (1) reads it once to warm the page cache, (2) reads every record with the reader
 // (decode only), (3) runs the full analysis (AnalyzeTraces) on it; (2) and (3) alternate
 // --repeat times (default 3) and the fastest of each counts. Prints events/s of (2) and (3) by
-// wall and CPU time, their ratio, and the peak resident memory. Targets (issue 4): analysis >= 20 M events/s,
+// wall and CPU time, their ratio, and the peak resident memory. Targets (BENCHMARKS.md): analysis >= 20 M events/s,
 // within 3x of the plain read. Not run by ctest (it takes a minute and ~1 GB of disk).
 #include <sys/resource.h>
 #include <unistd.h>

@@ -20,7 +20,7 @@
 
 namespace gs::analyzer::cli {
 
-// Process exit codes (issue 4).
+// Process exit codes (cli/exit_codes.cmake tests them as a table).
 enum ExitCode : int {
   kExitOk = 0,
   kExitBelowThreshold = 1,  // only with --fail-under: steady-state GPU-Util below it
@@ -36,7 +36,7 @@ struct CliArgs {
   std::string chrome_out;                 // export --chrome
   std::string collapsed_out;              // export --collapsed
   std::string kineto_out;                 // export --kineto
-  // Not flags: main() sets them from the real streams (cli/terminal.h), tests set them directly.
+  // Not flags: main() sets them from the real streams (cli/terminal/terminal.h), tests set them directly.
   bool color = false;                     // stdout is a terminal and NO_COLOR is unset/empty
   bool progress = false;                  // stderr is a terminal: draw a progress line
   std::string html_out;                   // html -o

@@ -62,7 +62,7 @@ gs_analyzer_cli_case(diff_empty_side          2     diff starved.gstrace --)
 find_program(GS_ANALYZER_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(GS_ANALYZER_PYTHON3)
   add_test(NAME analyzer.export.chrome_json_loads
-           COMMAND sh -c "cd '${GS_ANALYZER_CLI_DIR}' && '$<TARGET_FILE:gsanalyze>' export --chrome py.chrome.json starved.gstrace && '${GS_ANALYZER_PYTHON3}' '${CMAKE_CURRENT_SOURCE_DIR}/export/check_chrome_trace.py' py.chrome.json")
+           COMMAND sh -c "cd '${GS_ANALYZER_CLI_DIR}' && '$<TARGET_FILE:gsanalyze>' export --chrome py.chrome.json starved.gstrace && '${GS_ANALYZER_PYTHON3}' '${PROJECT_SOURCE_DIR}/analyzer/export/check_chrome_trace.py' py.chrome.json")
   set_tests_properties(analyzer.export.chrome_json_loads PROPERTIES FIXTURES_REQUIRED analyzer_cli_traces
                        PASS_REGULAR_EXPRESSION "ok: [0-9]+ events, [0-9]+ flows")
 endif()

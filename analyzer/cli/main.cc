@@ -1,4 +1,4 @@
-// gsanalyze — parses the command line and dispatches to one subcommand (cli/commands.h).
+// gsanalyze — parses the command line and dispatches to one subcommand (cli/commands/commands.h).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "analyzer/cli/args.h"
-#include "analyzer/cli/commands.h"
-#include "analyzer/cli/terminal.h"
+#include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/terminal/terminal.h"
 
 int main(int argc, char** argv) {
   using namespace gs::analyzer::cli;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analysis/analysis.h"
-#include "analyzer/analysis/options.h"
+#include "analyzer/result/analysis.h"
+#include "analyzer/options/options.h"
 
 namespace gs::analyzer {
 

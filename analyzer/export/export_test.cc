@@ -18,7 +18,7 @@
 #include "analyzer/export/collapsed_stacks.h"
 #include "analyzer/export/kineto_export.h"
 #include "analyzer/export/trace_diff.h"
-#include "analyzer/report/json_value.h"
+#include "analyzer/json/json_value.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 #include "proto/testing/trace_builder.h"

@@ -1,10 +1,11 @@
 # export.hta.*: Holistic Trace Analysis (the test venv's holistictraceanalysis 0.5.0) reads
 # `gsanalyze export --kineto` of a real simgpu workload run under the agent, and its idle numbers
 # agree with gsanalyze's where the definitions agree (hta_idle_test.py says which). Included by
-# analyzer/CMakeLists.txt; the tests need targets defined later in the tree (agent, simgpu,
-# workloads), so they are added once the whole tree has been read.
+# export/CMakeLists.txt; the tests need the agent, simgpu and the workloads, which exist only when
+# CUDA is built (GS_WITH_CUDA) and are defined later in the tree, so they are added once the whole
+# tree has been read.
 function(_gs_hta_add_tests src bin)
-  if(NOT TARGET gsanalyze OR NOT TARGET gsagent OR NOT TARGET simgpu_cudart OR NOT SIMGPU_LIB_DIR)
+  if(NOT TARGET gsagent OR NOT TARGET simgpu_cudart OR NOT SIMGPU_LIB_DIR)
     message(STATUS "gpustall: no agent/simgpu: export.hta.* not added")
     return()
   endif()

@@ -36,7 +36,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "analyzer/analysis/options.h"
+#include "analyzer/options/options.h"
 #include "analyzer/export/trace_event_export.h"
 
 namespace gs::analyzer {

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analyzer/analysis/units.h"
-#include "analyzer/report/json_value.h"
+#include "analyzer/units/units.h"
+#include "analyzer/json/json_value.h"
 
 namespace gs::analyzer {
 

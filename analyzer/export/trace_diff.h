@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analysis/analysis.h"
+#include "analyzer/result/analysis.h"
 
 namespace gs::analyzer {
 

@@ -1,13 +1,18 @@
 #include "analyzer/export/trace_event_export.h"
 
 #include <map>
+#include <memory>
 #include <set>
+#include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/classify/site_frame.h"
 #include "analyzer/export/chrome_trace_writer.h"
+#include "analyzer/model/schema_enums.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
 
@@ -41,25 +46,20 @@ bool IsFlowSource(tr::ApiClass c) {
   return c == tr::API_CLASS_LAUNCH || c == tr::API_CLASS_MEMCPY || c == tr::API_CLASS_MEMSET;
 }
 
-// Pass 1: the records as written.
+// The records as written: host calls, device work, NVTX ranges, flows.
 class RecordPass {
  public:
   RecordPass(ChromeTraceWriter* w, const TraceEventDialect& dialect, TraceEventExportStats* stats)
       : w_(*w), d_(dialect), stats_(*stats) {}
 
-  absl::Status Run(reader::TraceReader* reader, int64_t host_pid) {
-    host_pid_ = host_pid;
-    reader::ChunkEvents events;
-    while (true) {
-      absl::StatusOr<bool> more = reader->Next(&events);
-      if (!more.ok()) return more.status();
-      if (!*more) break;
-      const reader::InternTables& t = reader->tables();
-      for (const trace::ApiCallRecord& c : events.api_calls) Call(c, t);
-      for (const trace::GpuActivityRecord& a : events.activities) Activity(a, t);
-      for (const trace::NvtxRangeRecord& r : events.nvtx_ranges) Nvtx(r, t);
-    }
-    const reader::InternTables& t = reader->tables();
+  void Begin(int64_t host_pid) { host_pid_ = host_pid; }
+  void Chunk(const reader::ChunkEvents& events, const reader::InternTables& t) {
+    for (const trace::ApiCallRecord& c : events.api_calls) Call(c, t);
+    for (const trace::GpuActivityRecord& a : events.activities) Activity(a, t);
+    for (const trace::NvtxRangeRecord& r : events.nvtx_ranges) Nvtx(r, t);
+  }
+  // After the last chunk: the tracks' names.
+  void Finish(const reader::InternTables& t) {
     for (uint64_t tid : threads_) {
       const tr::ThreadInfo* info = t.thread(tid);
       std::string name = info && !info->name().empty() ? absl::StrCat(info->name(), " (", tid, ")")
@@ -72,7 +72,6 @@ class RecordPass {
         w_.ThreadSortIndex(d_.GpuPid(device), d_.StreamTid(s), int64_t{1} + s);
       }
     }
-    return absl::OkStatus();
   }
   const std::map<uint32_t, std::set<uint32_t>>& streams() const { return streams_; }
 
@@ -112,7 +111,7 @@ class RecordPass {
   }
 
   void Activity(const trace::GpuActivityRecord& a, const reader::InternTables& t) {
-    if (!IsDeviceWork(static_cast<ActivityKind>(a.kind)) || (a.start_ns == 0 && a.end_ns == 0)) return;
+    if (!IsDeviceWork(FromSchema(a.kind)) || (a.start_ns == 0 && a.end_ns == 0)) return;
     ++stats_.gpu_activities;
     streams_[a.device].insert(a.stream);
     FlowEnd here{d_.GpuPid(a.device), d_.StreamTid(a.stream), static_cast<TimeNs>(a.start_ns)};
@@ -191,56 +190,94 @@ std::string IdleArgs(const IntervalVerdict& v, const TraceTables& tables, const 
   return args;
 }
 
+// The export as an observer of the one pass: the records as written go out as they are read;
+// the idle intervals are rendered as the analysis classifies them and written after the records
+// (the file lists every record before the first interval), then the devices' names.
+class TraceEventObserver final : public TraceObserver {
+ public:
+  TraceEventObserver(std::ostream* out, const TraceEventDialect& dialect) : out_(out), d_(dialect) {}
+
+  void BeginTrace(size_t, const TraceImporter& importer, const TraceAnalyzer& analyzer) override {
+    importer_ = &importer;
+    analyzer_ = &analyzer;
+    const tr::TraceHeader& header = importer.reader().header();
+    w_ = std::make_unique<ChromeTraceWriter>(out_, d_.LeadingMembers(header));
+    w_->set_time_origin(d_.TimeOrigin(header));
+    const int64_t host_pid = header.pid();
+    w_->ProcessName(host_pid, absl::StrCat("pid ", header.pid(), header.host_name().empty() ? "" : " on ",
+                                           header.host_name()));
+    w_->ProcessSortIndex(host_pid, 0);
+    records_ = std::make_unique<RecordPass>(w_.get(), d_, &stats_);
+    records_->Begin(host_pid);
+  }
+  void OnChunk(const reader::ChunkEvents& events, const reader::InternTables& tables) override {
+    records_->Chunk(events, tables);
+  }
+  void OnIdleInterval(uint32_t device, const IntervalVerdict& v) override {
+    devices_.insert(device);
+    ++stats_.idle_intervals;
+    stats_.idle_ns += v.length();
+    idle_.push_back({device, v.start, v.length(), CauseName(v.cause), IdleArgs(v, importer_->tables(), *analyzer_)});
+  }
+  void EndTrace(size_t, const TraceImporter& importer, const TraceResult&) override {
+    const reader::TraceReader& reader = importer.reader();
+    records_->Finish(reader.tables());
+    for (const auto& [device, streams] : records_->streams()) devices_.insert(device);
+    for (const Idle& i : idle_) {
+      w_->Complete(d_.GpuPid(i.device), d_.IdleTid(), i.start, i.length, i.name, d_.IdleCategory(), i.args);
+    }
+    idle_.clear();
+    std::map<uint32_t, std::string> names;
+    for (const tr::DeviceInfo& d : reader.devices()) names[d.index()] = d.name();
+    for (uint32_t d : devices_) {
+      const std::string& name = names[d];
+      w_->ProcessName(d_.GpuPid(d),
+                      absl::StrCat("GPU ", d, name.empty() ? "" : " (", name, name.empty() ? "" : ")"));
+      w_->ProcessSortIndex(d_.GpuPid(d), 1 + d);
+      w_->ThreadName(d_.GpuPid(d), d_.IdleTid(), absl::StrCat("GPU ", d, " idle"));
+      w_->ThreadSortIndex(d_.GpuPid(d), d_.IdleTid(), -1);
+    }
+    closed_ = w_->Close(d_.TrailingMembers(reader.header(), reader.devices()));
+    stats_.events = w_->events();
+  }
+
+  // After the pass: the stats, or why the file could not be written.
+  absl::StatusOr<TraceEventExportStats> Result() const {
+    if (!closed_) return absl::InternalError("write failed");
+    return stats_;
+  }
+
+ private:
+  struct Idle {
+    uint32_t device;
+    TimeNs start, length;
+    std::string_view name;  // CauseName's: static storage
+    std::string args;
+  };
+  std::ostream* out_;
+  const TraceEventDialect& d_;
+  const TraceImporter* importer_ = nullptr;
+  const TraceAnalyzer* analyzer_ = nullptr;
+  std::unique_ptr<ChromeTraceWriter> w_;
+  std::unique_ptr<RecordPass> records_;
+  TraceEventExportStats stats_;
+  std::set<uint32_t> devices_;
+  std::vector<Idle> idle_;
+  bool closed_ = false;
+};
+
 }  // namespace
 
 absl::StatusOr<TraceEventExportStats> ExportTraceEvents(const std::string& trace_path, std::ostream* out,
                                                         const TraceEventDialect& dialect,
                                                         const AnalysisOptions& options) {
-  absl::StatusOr<std::unique_ptr<TraceImporter>> importer = TraceImporter::Open(trace_path);
-  if (!importer.ok()) return importer.status();
-  absl::StatusOr<std::unique_ptr<reader::TraceReader>> reader = reader::TraceReader::Open(trace_path);
-  if (!reader.ok()) return reader.status();
-
-  TraceEventExportStats stats;
-  const tr::TraceHeader& header = (*reader)->header();
-  ChromeTraceWriter w(out, dialect.LeadingMembers(header));
-  w.set_time_origin(dialect.TimeOrigin(header));
-  const int64_t host_pid = header.pid();
-  w.ProcessName(host_pid, absl::StrCat("pid ", header.pid(), header.host_name().empty() ? "" : " on ",
-                                       header.host_name()));
-  w.ProcessSortIndex(host_pid, 0);
-
-  RecordPass records(&w, dialect, &stats);
-  if (absl::Status s = records.Run(reader->get(), host_pid); !s.ok()) return s;
-
-  // Pass 2: the idle intervals, from the analysis itself (the same gaps and verdicts as the report).
-  std::set<uint32_t> devices;
-  for (const auto& [device, streams] : records.streams()) devices.insert(device);
-  const TraceTables& tables = (*importer)->tables();
-  TraceAnalyzer analyzer(options, tables);
-  analyzer.set_interval_observer([&](uint32_t device, const IntervalVerdict& v) {
-    devices.insert(device);
-    ++stats.idle_intervals;
-    stats.idle_ns += v.length();
-    w.Complete(dialect.GpuPid(device), dialect.IdleTid(), v.start, v.length(), CauseName(v.cause),
-               dialect.IdleCategory(), IdleArgs(v, tables, analyzer));
-  });
-  if (absl::Status s = (*importer)->ReadAll(&analyzer); !s.ok()) return s;
-  analyzer.Finish((*importer)->info());
-
-  std::map<uint32_t, std::string> names;
-  for (const tr::DeviceInfo& d : (*reader)->devices()) names[d.index()] = d.name();
-  for (uint32_t d : devices) {
-    const std::string& name = names[d];
-    w.ProcessName(dialect.GpuPid(d),
-                  absl::StrCat("GPU ", d, name.empty() ? "" : " (", name, name.empty() ? "" : ")"));
-    w.ProcessSortIndex(dialect.GpuPid(d), 1 + d);
-    w.ThreadName(dialect.GpuPid(d), dialect.IdleTid(), absl::StrCat("GPU ", d, " idle"));
-    w.ThreadSortIndex(dialect.GpuPid(d), dialect.IdleTid(), -1);
+  TraceEventObserver observer(out, dialect);
+  AnalyzeHooks hooks;
+  hooks.observers = {&observer};
+  if (absl::StatusOr<Analysis> analysis = AnalyzeTraces({trace_path}, options, hooks); !analysis.ok()) {
+    return analysis.status();
   }
-  if (!w.Close(dialect.TrailingMembers(header, (*reader)->devices()))) return absl::InternalError("write failed");
-  stats.events = w.events();
-  return stats;
+  return observer.Result();
 }
 
 }  // namespace gs::analyzer

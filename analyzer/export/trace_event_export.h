@@ -12,12 +12,13 @@
 // The dialect chooses the file's top-level members, the time base, pids/tids, categories, event
 // names and args. How to add a dialect: (1) subclass TraceEventDialect in a file of its own,
 // (2) give it an Export* entry point that calls ExportTraceEvents, (3) add a CLI flag in
-// cli/args.cc and a branch in cli/export_command.cc, (4) a structural test beside it.
+// cli/args.cc and a branch in cli/commands/export_command.cc, (4) a structural test beside it.
 //
-// Two streaming passes over the file: the records as they are (names, NVTX, flows), then the
-// analysis itself for the idle intervals (TraceAnalyzer with an interval observer: the same gaps
-// and verdicts as the report). Memory: unmatched correlations, one rendered stack per distinct
-// stack, the analysis' sort window. Thread safety: none (a dialect is immutable and may be shared).
+// One pass over the file, AnalyzeTraces' own (an observer, analysis/trace_observer.h): the records
+// as written (names, NVTX, flows) go out as they are read, and the idle intervals come from the
+// analysis itself (the same gaps and verdicts as the report), held until the records are written.
+// Memory: unmatched correlations, one rendered stack per distinct stack, the rendered idle
+// intervals, the analysis' own. Thread safety: none (a dialect is immutable and may be shared).
 #ifndef GPUSTALL_ANALYZER_EXPORT_TRACE_EVENT_EXPORT_H_
 #define GPUSTALL_ANALYZER_EXPORT_TRACE_EVENT_EXPORT_H_
 
@@ -29,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "analyzer/analysis/options.h"
+#include "analyzer/options/options.h"
 #include "analyzer/model/types.h"
 #include "proto/records.h"
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/model/process_stats_import.h"
+#include "analyzer/model/schema_enums.h"
 #include "analyzer/reader/trace_reader.h"
 
 namespace gs::analyzer {
@@ -65,10 +66,10 @@ ApiCall Convert(const trace::ApiCallRecord& r) {
   c.function = r.function;
   c.result = r.result;
   c.device = r.device;
-  c.api_class = static_cast<ApiClass>(r.api_class);
+  c.api_class = FromSchema(r.api_class);
   c.direction = DirectionFromCudaMemcpyKind(r.copy_kind);
-  c.src_kind = static_cast<MemKind>(r.src_kind);
-  c.dst_kind = static_cast<MemKind>(r.dst_kind);
+  c.src_kind = FromSchema(r.src_kind);
+  c.dst_kind = FromSchema(r.dst_kind);
   c.async = (r.flags & 1) != 0;
   return c;
 }
@@ -82,10 +83,10 @@ GpuActivity Convert(const trace::GpuActivityRecord& r) {
   a.device = r.device;
   a.stream = r.stream;
   a.name = r.name;
-  a.kind = static_cast<ActivityKind>(r.kind);
+  a.kind = FromSchema(r.kind);
   a.direction = DirectionFromCuptiMemcpyKind(r.copy_kind);
-  a.src_kind = static_cast<MemKind>(r.src_kind);
-  a.dst_kind = static_cast<MemKind>(r.dst_kind);
+  a.src_kind = FromSchema(r.src_kind);
+  a.dst_kind = FromSchema(r.dst_kind);
   return a;
 }
 
@@ -182,6 +183,7 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
     absl::StatusOr<bool> more = reader_->Next(&ev);
     if (!more.ok()) return absl::Status(more.status().code(), absl::StrCat(info_.path, ": ", more.status().message()));
     if (!*more) break;
+    if (chunk_observer_) chunk_observer_(ev, reader_->tables());
     for (const trace::ApiCallRecord& r : ev.api_calls) {
       if (Plausible(r.enter_ns, r.exit_ns)) sink->OnApiCall(Convert(r));
     }
@@ -204,7 +206,7 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
       m.address = r.address;
       m.bytes = r.bytes;
       m.device = r.device;
-      m.kind = static_cast<MemoryEventKind>(r.kind);
+      m.kind = FromSchema(r.kind);
       sink->OnMemoryEvent(m);
     }
     for (const trace::NvtxRangeRecord& r : ev.nvtx_ranges) {

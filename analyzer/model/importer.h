@@ -2,7 +2,7 @@
 // records, converted to the model's types, to a RecordSink; the trace's metadata and losses go
 // into a TraceInfo, and its interned tables are offered as TraceTables.
 //
-// Clocks: the agent maps device timestamps onto host CLOCK_MONOTONIC before writing (issue 3),
+// Clocks: the agent maps device timestamps onto host CLOCK_MONOTONIC before writing,
 // so records of one trace share a clock and are used as they are. Traces of different processes
 // on one host share CLOCK_MONOTONIC; each device is analysed within its own trace, so no
 // cross-trace alignment is needed for the per-device analysis.
@@ -21,7 +21,9 @@
 #include "analyzer/model/trace_tables.h"
 
 namespace gs::reader {
+class InternTables;
 class TraceReader;
+struct ChunkEvents;
 }
 
 namespace gs::analyzer {
@@ -44,6 +46,11 @@ class TraceImporter {
   absl::Status ReadAll(RecordSink* sink);
   // Called by ReadAll after each chunk with the bytes of the file read so far (a progress line).
   void set_progress(std::function<void(uint64_t bytes_read)> progress) { progress_ = std::move(progress); }
+  // Called by ReadAll with each chunk as the file holds it, before its records are converted and
+  // delivered (the trace-event exports and the per-rank summaries read the records as written),
+  // with the tables as they stand after the chunk.
+  using ChunkObserver = std::function<void(const reader::ChunkEvents& events, const reader::InternTables& tables)>;
+  void set_chunk_observer(ChunkObserver observer) { chunk_observer_ = std::move(observer); }
 
   // Metadata and losses (complete after ReadAll).
   const TraceInfo& info() const { return info_; }
@@ -51,6 +58,8 @@ class TraceImporter {
   // One line when the file was cut or damaged ("" otherwise), for the report's warnings.
   std::string DamageWarning() const;
   uint64_t file_bytes() const;
+  // The reader underneath: the header as written, the devices announced so far.
+  const reader::TraceReader& reader() const { return *reader_; }
 
  private:
   class ReaderTables;
@@ -67,6 +76,7 @@ class TraceImporter {
   uint64_t anchor_ns_ = 0;             // the trace's start (0: take the first record's time)
   uint64_t implausible_records_ = 0;   // records dropped by Plausible()
   std::function<void(uint64_t)> progress_;
+  ChunkObserver chunk_observer_;
 };
 
 }  // namespace gs::analyzer

@@ -1,5 +1,5 @@
 // process_activity.h — what a trace's ProcessStats records say about the traced process, its
-// input workers and the host (issue 5 "Input workers and the host"), in model terms.
+// input workers and the host, in model terms.
 //
 // The agent writes cumulative counters (CPU time, read bytes, state-probe counts) every
 // GS_PROCESS_STATS_MS for each process; differences between a process's first and last record

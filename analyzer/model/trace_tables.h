@@ -70,7 +70,7 @@ struct TraceInfo {
   bool nvtx = false;          // the agent was set up to receive NVTX ranges
   std::vector<DeviceDescription> devices;
   LossCounters losses;
-  // The ProcessStats records: the traced process, its input workers, the host (issue 5).
+  // The ProcessStats records: the traced process, its input workers, the host.
   ProcessActivityTable processes;
   // "rank 3 (pid 123 on host)", or "pid 123 on host".
   std::string Label() const;

@@ -2,8 +2,8 @@
 //
 // The importer (model/importer.h) turns decoded trace records into these; every analysis works on
 // them only, so the analysis and its tests never depend on the file format. Plain values, cheap to
-// copy; enum values mirror proto/gstrace.proto (and so agent/events.h and CUPTI) so that the
-// importer converts with a cast.
+// copy; enum values are the schema's (proto/gstrace.proto), tied to it enumerator by enumerator in
+// schema_enums.h, through which the importer converts.
 #ifndef GPUSTALL_ANALYZER_MODEL_TYPES_H_
 #define GPUSTALL_ANALYZER_MODEL_TYPES_H_
 
@@ -100,7 +100,7 @@ struct GpuActivity {
   MemKind dst_kind = MemKind::kUnknown;
 };
 
-// A periodic sample of one thread (issue 5's sampler). `state` mirrors gpustall.trace.ThreadState.
+// A periodic sample of one thread (the agent's sampler). `state` mirrors gpustall.trace.ThreadState.
 struct Sample {
   TimeNs time_ns = 0;
   uint64_t thread = 0;
@@ -108,7 +108,7 @@ struct Sample {
   uint8_t state = 0;
 };
 
-// A closed NVTX range of one thread (issue 5), push/pop or start/end; a mark has start == end.
+// A closed NVTX range of one thread, push/pop or start/end; a mark has start == end.
 // `name`/`domain` are TraceTables string ids (TraceTables::StringValue); domain 0 is NVTX's default.
 struct NvtxRange {
   TimeNs start_ns = 0;

@@ -1,5 +1,6 @@
 #include "analyzer/reader/trace_reader.h"
 
+#include <atomic>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -73,11 +74,18 @@ void ChunkEvents::Clear() {
 
 // ------------------------------------------------------------------------------------- opening
 
+namespace {
+std::atomic<TraceReader::OpenObserver> g_open_observer{nullptr};
+}  // namespace
+
+void TraceReader::set_open_observer(OpenObserver observer) { g_open_observer.store(observer); }
+
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path,
                                                                Reporter* reporter,
                                                                ReaderOptions options) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::ErrnoToStatus(errno, path);
+  if (OpenObserver observer = g_open_observer.load(); observer != nullptr) observer(path);
   std::unique_ptr<TraceReader> reader(new TraceReader(
       std::make_unique<FileSource>(fd, path), reporter, options, path));
   if (absl::Status s = reader->ReadPreludeAndHeader(); !s.ok()) return s;

@@ -125,6 +125,12 @@ class TraceReader {
                                                                  std::string name = "<buffer>");
   ~TraceReader();
 
+  // Called with the path each time Open() has opened a file, process-wide; nullptr (the default):
+  // nobody. The seam through which a test proves that a command reads each trace once; set it
+  // before any trace is opened, not while another thread opens one.
+  using OpenObserver = void (*)(const std::string& path);
+  static void set_open_observer(OpenObserver observer);
+
   // Decodes the next chunk into *events (cleared first) and applies its tables. Returns true if
   // a chunk was read, false at the end of the file; an error only for I/O failure.
   absl::StatusOr<bool> Next(ChunkEvents* events);

@@ -909,7 +909,7 @@ TEST(ReaderTest, BytesPerEvent) {
     EXPECT_EQ((*reader)->stats().api_calls + (*reader)->stats().activities, events);
     std::remove(path.c_str());
   }
-  // Target: 16 bytes/event (issue 3). Loose bounds here; the printed figures are the measurement.
+  // Target: 16 bytes/event (BENCHMARKS.md). Loose bounds here; the printed figures are the measurement.
   EXPECT_LT(per_event[0], 20.0);
   EXPECT_LT(per_event[1], per_event[0]);
 }

@@ -1,6 +1,6 @@
 // json_report.cc — the documented JSON schema (analyzer/JSON.md describes every field).
-#include "analyzer/analysis/units.h"
-#include "analyzer/report/json_value.h"
+#include "analyzer/units/units.h"
+#include "analyzer/json/json_value.h"
 #include "analyzer/report/report.h"
 
 namespace gs::analyzer {

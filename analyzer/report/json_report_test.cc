@@ -1,5 +1,5 @@
 // The JSON schema (analyzer/JSON.md): required fields, their types, and their invariants.
-#include "analyzer/report/json_value.h"
+#include "analyzer/json/json_value.h"
 #include "analyzer/report/report.h"
 #include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/analysis/analysis.h"
+#include "analyzer/result/analysis.h"
 
 namespace gs::analyzer {
 

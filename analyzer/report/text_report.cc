@@ -10,8 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "analyzer/analysis/trace_analyzer.h"
-#include "analyzer/analysis/units.h"
+#include "analyzer/classify/site_frame.h"
+#include "analyzer/units/units.h"
 #include "analyzer/report/report.h"
 
 namespace gs::analyzer {
@@ -375,7 +375,7 @@ void InputWorkers(const Analysis& a, Writer* w) {
   }
 }
 
-// GPU idle/busy per NVTX range (analysis/nvtx_ranges.h has the definitions).
+// GPU idle/busy per NVTX range (accounting/nvtx_ranges.h has the definitions).
 void NvtxRanges(const Analysis& a, Writer* w) {
   if (a.nvtx_ranges.empty()) return;
   w->Section("GPU idle per NVTX range (while open on its thread; nested ranges count in each)");
@@ -396,7 +396,7 @@ void NvtxRanges(const Analysis& a, Writer* w) {
   w->Wrap("  ", absl::StrJoin(summary, "; "), 4);
 }
 
-// Multi-rank jobs: a row per rank, then the straggler with its stacks (analysis/multirank/).
+// Multi-rank jobs: a row per rank, then the straggler with its stacks (ranks/).
 void Ranks(const Analysis& a, Writer* w) {
   const RanksSection& r = a.ranks;
   if (!r.present) return;

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "analyzer/analysis/analysis_builder.h"
+#include "analyzer/result/analysis_builder.h"
 
 namespace gs::analyzer::testing {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/analysis/analysis.h"
-#include "analyzer/analysis/options.h"
+#include "analyzer/result/analysis.h"
+#include "analyzer/options/options.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/model/trace_tables.h"
 #include "analyzer/model/types.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "analyzer/analysis/analysis_builder.h"
+#include "analyzer/result/analysis_builder.h"
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/model/importer.h"

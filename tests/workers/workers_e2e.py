@@ -38,13 +38,13 @@ STATS_MS = 100  # GS_PROCESS_STATS_MS for the run: ~15 records per worker over ~
 
 
 def percent(f):
-    """analyzer/analysis/units.cc FormatPercent."""
+    """analyzer/units/units.cc FormatPercent."""
     p = f * 100
     return "<0.1%" if 0 < p < 0.1 else "%.1f%%" % p
 
 
 def busy_range(lo, hi):
-    """analyzer/analysis/input_workers.cc Range."""
+    """analyzer/accounting/input_workers.cc Range."""
     return "each " + percent((lo + hi) / 2) if hi - lo < 0.05 else percent(lo) + "–" + percent(hi)
 
 

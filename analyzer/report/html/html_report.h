@@ -7,9 +7,10 @@
 //               same Analysis as `gsanalyze report --json` — every number in the panels comes
 //               from it; only the stack tree is kept deeper and finer for the flame graph;
 //   "timeline"  the decimated lanes (timeline.h), recorded while the same pass feeds the analysis.
-// One streaming pass per trace, AnalyzeTraces' own (a TraceWatcher): records -> TimelineRecorder
-// -> TraceAnalyzer, whose interval observer hands each idle interval to the timeline. Memory: the analysis' own, plus the bucket
-// grid and at most TimelineOptions::max_exact_segments segments.
+// The page computes nothing: `gsanalyze html` (cli/commands/html_command.cc) runs the one pass over the
+// traces with a TimelineObserver (timeline.h) registered on it, then renders the Analysis and the
+// Timeline here. Memory: the analysis' own, plus the bucket grid and at most
+// TimelineOptions::max_exact_segments segments.
 //
 // Thread safety: none (plain functions).
 #ifndef GPUSTALL_ANALYZER_REPORT_HTML_HTML_REPORT_H_
@@ -21,9 +22,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "analyzer/analysis/analysis.h"
-#include "analyzer/analysis/analyze_traces.h"
-#include "analyzer/analysis/options.h"
+#include "analyzer/result/analysis.h"
+#include "analyzer/options/options.h"
 #include "analyzer/report/html/timeline.h"
 
 namespace gs::analyzer::html {
@@ -37,24 +37,7 @@ struct HtmlReportOptions {
   double flame_min_share = 0.001;
 };
 
-struct HtmlReportStats {
-  uint64_t bytes = 0;            // of the page
-  uint64_t records = 0;          // records read
-  size_t lanes = 0;              // timeline lanes drawn
-  bool exact = true;             // the timeline kept every segment (else buckets only)
-  size_t exact_segments = 0;
-  TimeNs idle_ns = 0;            // steady-state idle over all devices
-};
-
-// Analyses `paths` (errors as AnalyzeTraces': bad input, one line naming the file) and writes
-// the page to `out`. `warnings` receives the analysis' warnings (damaged files) when non-null;
-// `progress` is AnalyzeTraces' (the one pass over each file feeds the analysis and the timeline).
-absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& paths, std::ostream* out,
-                                                const HtmlReportOptions& options = HtmlReportOptions(),
-                                                std::vector<std::string>* warnings = nullptr,
-                                                const AnalyzeProgress& progress = AnalyzeProgress());
-
-// The page for an analysis and its timeline (what WriteHtmlReport writes; tests call it with
+// The page for an analysis and its timeline (what `gsanalyze html` writes; tests call it with
 // synthetic analyses). `title` is plain text.
 std::string RenderHtmlPage(const Analysis& analysis, const Timeline& timeline, const std::string& title,
                            const HtmlReportOptions& options = HtmlReportOptions());

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "analyzer/report/json_value.h"
+#include "analyzer/json/json_value.h"
 
 namespace gs::analyzer::html {
 
@@ -333,7 +333,7 @@ void TimelineRecorder::OnApiCall(const ApiCall& call) {
     if (inserted) it->second = t_.Name(tables_.FunctionName(call.function));
     t_.AddExact(&lane, {call.enter_ns, call.exit_ns, it->second});
   }
-  next_->OnApiCall(call);
+  if (next_ != nullptr) next_->OnApiCall(call);
 }
 
 void TimelineRecorder::OnActivity(const GpuActivity& a) {
@@ -357,7 +357,7 @@ void TimelineRecorder::OnActivity(const GpuActivity& a) {
                                                          : "collective";
     t_.AddExact(&lane, {a.start_ns, a.end_ns, t_.Name(name)});
   }
-  next_->OnActivity(a);
+  if (next_ != nullptr) next_->OnActivity(a);
 }
 
 void TimelineRecorder::OnSample(const Sample& s) {
@@ -367,12 +367,12 @@ void TimelineRecorder::OnSample(const Sample& s) {
   const int state = static_cast<int>(HostStateFromThreadState(s.state));
   if (!lane.states[state]) lane.states[state] = t_.grid().NewSeries();
   t_.grid().AddPoint(lane.states[state], s.time_ns);
-  next_->OnSample(s);
+  if (next_ != nullptr) next_->OnSample(s);
 }
 
 void TimelineRecorder::OnMemoryEvent(const MemoryEvent& event) {
   t_.AddRecords(1);
-  next_->OnMemoryEvent(event);
+  if (next_ != nullptr) next_->OnMemoryEvent(event);
 }
 
 void TimelineRecorder::OnNvtxRange(const NvtxRange& r) {
@@ -390,7 +390,7 @@ void TimelineRecorder::OnNvtxRange(const NvtxRange& r) {
     }
     t_.AddExact(&lane, {r.start_ns, r.end_ns, it->second});
   }
-  next_->OnNvtxRange(r);
+  if (next_ != nullptr) next_->OnNvtxRange(r);
 }
 
 void TimelineRecorder::OnInterval(uint32_t device, const IntervalVerdict& v) {
@@ -417,6 +417,21 @@ void TimelineRecorder::Finish(const std::string& trace_label, const std::vector<
       if (!trace_label.empty()) absl::StrAppend(&l.label, " · ", trace_label);
     }
   }
+}
+
+// ---- TimelineObserver --------------------------------------------------------------------------
+
+void TimelineObserver::BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer&) {
+  recorder_ = std::make_unique<TimelineRecorder>(timeline_, index, importer.tables(), nullptr);
+}
+
+void TimelineObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) {
+  recorder_->OnInterval(device, verdict);
+}
+
+void TimelineObserver::EndTrace(size_t, const TraceImporter& importer, const TraceResult&) {
+  recorder_->Finish(traces_ > 1 ? importer.info().Label() : std::string(), importer.info().devices);
+  recorder_.reset();
 }
 
 }  // namespace gs::analyzer::html

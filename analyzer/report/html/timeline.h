@@ -30,8 +30,9 @@
 #include <tuple>
 #include <vector>
 
-#include "analyzer/analysis/cause.h"
-#include "analyzer/analysis/gap_classifier.h"
+#include "analyzer/analysis/trace_observer.h"
+#include "analyzer/classify/cause.h"
+#include "analyzer/classify/gap_classifier.h"
 #include "analyzer/model/record_sink.h"
 #include "analyzer/model/trace_tables.h"
 #include "analyzer/model/types.h"
@@ -144,7 +145,8 @@ class Timeline {
 };
 
 // One trace's records on their way to the analysis: records what the timeline needs, then passes
-// each record on to `next` (the TraceAnalyzer). Hook OnInterval to the analyzer's observer.
+// each record on to `next` (the TraceAnalyzer; nullptr when the pass delivers them itself, as
+// TimelineObserver's does). Hook OnInterval to the analyzer's interval observer.
 class TimelineRecorder final : public RecordSink {
  public:
   TimelineRecorder(Timeline* timeline, size_t trace, const TraceTables& tables, RecordSink* next);
@@ -170,6 +172,24 @@ class TimelineRecorder final : public RecordSink {
   RecordSink* next_;
   std::map<uint32_t, uint32_t> function_names_;  // function id -> Timeline name id
   std::map<uint32_t, uint32_t> range_names_;     // NVTX string id -> Timeline name id
+};
+
+// The timeline's view of the one pass (analysis/trace_observer.h): a TimelineRecorder per trace,
+// fed the trace's records and idle intervals; lanes are named when the trace ends. `traces`: how
+// many traces the pass reads (lanes carry a trace's label only when there are several).
+class TimelineObserver final : public TraceObserver {
+ public:
+  TimelineObserver(Timeline* timeline, size_t traces) : timeline_(timeline), traces_(traces) {}
+
+  void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override;
+  RecordSink* records() override { return recorder_.get(); }
+  void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) override;
+  void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override;
+
+ private:
+  Timeline* timeline_;
+  size_t traces_;
+  std::unique_ptr<TimelineRecorder> recorder_;
 };
 
 }  // namespace gs::analyzer::html

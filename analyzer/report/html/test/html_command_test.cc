@@ -5,7 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "analyzer/cli/args.h"
-#include "analyzer/cli/commands.h"
+#include "analyzer/cli/commands/commands.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 

@@ -1,7 +1,7 @@
 #include "analyzer/report/html/html_report.h"
 
 #include "absl/strings/match.h"
-#include "analyzer/report/json_value.h"
+#include "analyzer/json/json_value.h"
 #include "analyzer/report/report.h"
 #include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"

@@ -2,9 +2,9 @@
 
 #include <numeric>
 
-#include "analyzer/analysis/analysis_builder.h"
+#include "analyzer/result/analysis_builder.h"
 #include "analyzer/analysis/trace_analyzer.h"
-#include "analyzer/report/json_value.h"
+#include "analyzer/json/json_value.h"
 #include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"
 

@@ -1,0 +1,68 @@
+// trace_observer.h — what watches the one pass over each trace.
+//
+// AnalyzeTraces (analyze_traces.h) is the only code in gsanalyze that opens and reads trace
+// files. Everything else that needs a trace — the per-rank summaries (summary/), the trace-event
+// exports and the tables (export/), the HTML report's timeline (report/html/) — registers a
+// TraceObserver on that pass instead of reading the file again, so a job's report reads each
+// trace once however many views it asks for.
+//
+// What an observer sees of trace `index`, in this order:
+//   BeginTrace      the trace is open: header, capture info and tables are in `importer`;
+//                   `analyzer` is the analysis its records go to (for TraceAnalyzer::Evidence);
+//   then chunk by chunk:
+//     OnChunk       the chunk as the file holds it (raw records, before conversion), with the
+//                   tables as they stand after it;
+//     records()     the chunk's model records, before the analysis sees them;
+//     OnIdleInterval  each steady-state idle interval as the analysis classifies it;
+//   EndTrace        the trace is read and analysed: its TraceResult; `importer` still lives.
+// Observers are called in the order they were registered. Pointers handed to a call are valid
+// during that call only, except `importer` and `analyzer`, which live from BeginTrace to EndTrace.
+//
+// Thread safety: the pass calls an observer from the thread that runs AnalyzeTraces only.
+//
+// How to add an observer: (1) subclass TraceObserver beside the view it feeds and override what
+// it needs (the defaults ignore everything); (2) register it in AnalyzeHooks::observers where the
+// command runs the pass (cli/); (3) a test beside it that runs AnalyzeTraces with it.
+#ifndef GPUSTALL_ANALYZER_ANALYSIS_TRACE_OBSERVER_H_
+#define GPUSTALL_ANALYZER_ANALYSIS_TRACE_OBSERVER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "analyzer/classify/gap_classifier.h"
+#include "analyzer/model/importer.h"
+#include "analyzer/model/record_sink.h"
+#include "analyzer/result/trace_result.h"
+
+namespace gs::reader {
+class InternTables;
+struct ChunkEvents;
+}  // namespace gs::reader
+
+namespace gs::analyzer {
+
+class TraceAnalyzer;
+
+class TraceObserver {
+ public:
+  virtual ~TraceObserver() = default;
+
+  virtual void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) {
+    (void)index, (void)importer, (void)analyzer;
+  }
+  virtual void OnChunk(const reader::ChunkEvents& events, const reader::InternTables& tables) {
+    (void)events, (void)tables;
+  }
+  // Where this trace's model records go before the analysis, or nullptr (the default) for none.
+  // Asked once per trace, after BeginTrace. The sink must not forward them: the pass delivers
+  // every record to the analysis itself.
+  virtual RecordSink* records() { return nullptr; }
+  virtual void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) { (void)device, (void)verdict; }
+  virtual void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) {
+    (void)index, (void)importer, (void)result;
+  }
+};
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_ANALYSIS_TRACE_OBSERVER_H_

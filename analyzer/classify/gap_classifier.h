@@ -1,0 +1,102 @@
+// gap_classifier.h — decides why one device idle gap happened and charges its nanoseconds.
+//
+// The rules, for a gap [g0, g1) on a device, ended by activity A:
+//   0. No host call is known for A (no correlation, or forgotten): the whole gap is `other`.
+//   Let C be the call that submitted A (same correlation id), on thread T.
+//   1. C had returned by g0 — the work was queued before the device went idle and started late:
+//      g1 - g0 <= launch_latency_max_ns: `launch_latency`, else `device_wait` (evidence: a
+//      cudaStreamWaitEvent on C's stream before C, when there is one).
+//   2. Otherwise the host submitted late. T's time in [g0, g1) is split, in order:
+//      - inside an allocation call (cudaMalloc/Free, host alloc/free): `allocator`;
+//      - inside a copy whose host side is pageable: `pageable_copy`;
+//      - inside any other enqueue call (launch, pinned copy, memset, event record/wait):
+//        `launch_overhead`; outside calls but between two enqueue calls at most
+//        back_to_back_max_ns apart: `launch_overhead` (the dispatch path of back-to-back launches);
+//      - outside CUDA calls otherwise: `host_work` (split by samples' thread state when sampled);
+//      - inside sync/query/other calls: `other`;
+//      - after C returned until A started: launch latency / device wait as in rule 1.
+//   Independently: T was inside a synchronising call (stream/device/event sync, blocking D2H copy)
+//   when the device went idle, or left one at most after_sync_tolerance_ns before: "after sync".
+// Every nanosecond of the gap lands in exactly one cause, so shares sum to 100%.
+//
+// Attribution: in-call time is charged to the call's stack; host time to the samples' stacks in
+// it when there are samples, else to the stack of the call that ended it (the code that was on
+// its way to submit); time after C to C's stack.
+//
+// Thread safety: none; the classifier reuses its scratch storage between gaps.
+#ifndef GPUSTALL_ANALYZER_CLASSIFY_GAP_CLASSIFIER_H_
+#define GPUSTALL_ANALYZER_CLASSIFY_GAP_CLASSIFIER_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "analyzer/classify/cause.h"
+#include "analyzer/timeline/host_history.h"
+#include "analyzer/options/options.h"
+#include "analyzer/model/types.h"
+
+namespace gs::analyzer {
+
+// What idle time is charged to: a stack id, or for calls without a stack the API function
+// (kFunctionKeyBit | function id), or 0 when nothing is known.
+inline constexpr uint64_t kFunctionKeyBit = uint64_t{1} << 32;
+inline uint64_t ChargeKey(const ApiCall& c) {
+  return c.stack ? c.stack : (kFunctionKeyBit | c.function);
+}
+
+struct Charge {
+  uint64_t key = 0;
+  Cause cause = Cause::kOther;
+  // kHostWork only: what the samples say the thread was doing (kUnsampled without samples).
+  HostState state = HostState::kUnsampled;
+  TimeNs ns = 0;
+};
+
+enum class GapRule : uint8_t {
+  kNoHostCall = 0,   // rule 0
+  kQueuedBefore,     // rule 1
+  kHostLate,         // rule 2
+};
+
+struct IntervalVerdict {
+  TimeNs start = 0;
+  TimeNs end = 0;
+  GapRule rule = GapRule::kNoHostCall;
+  Cause cause = Cause::kOther;  // the cause with the most nanoseconds
+  CauseNs by_cause{};
+  std::array<TimeNs, kNumHostStates> host_states{};
+  // Pointers into the HostHistory, valid until it next changes (AddCall/Prune): copy what you
+  // keep. (Pointers, not copies: two 80-byte copies per gap were measurable.)
+  bool has_resume = false;
+  const ApiCall* resume = nullptr;     // the call whose work ended the gap (resume site)
+  bool has_preceding = false;
+  const ApiCall* preceding = nullptr;  // T's last call entered before the gap (and before C)
+  bool after_sync = false;      // `preceding` is the synchronisation the host work followed
+  TimeNs stream_wait_enter = -1;  // rule 1 evidence: a cudaStreamWaitEvent on C's stream
+  std::vector<Charge> charges;  // sums to end - start
+  TimeNs length() const { return end - start; }
+};
+
+class GapClassifier {
+ public:
+  explicit GapClassifier(const AnalysisOptions& options) : options_(options) {}
+
+  // Classifies [g0, g1) ended by `resume`. Reuses `*out` (its vectors keep their capacity).
+  void Classify(TimeNs g0, TimeNs g1, const GpuActivity& resume, const HostHistory& history,
+                IntervalVerdict* out) const;
+
+ private:
+  void Add(IntervalVerdict* v, Cause cause, TimeNs ns, uint64_t key,
+           HostState state = HostState::kUnsampled) const;
+  void HostSegment(IntervalVerdict* v, TimeNs a, TimeNs b, const ApiCall* prev,
+                   const ApiCall& next, const ThreadHistory* thread) const;
+  void InCall(IntervalVerdict* v, TimeNs a, TimeNs b, const ApiCall& call) const;
+  void QueuedTail(IntervalVerdict* v, TimeNs a, TimeNs b, const ApiCall& call) const;
+
+  const AnalysisOptions& options_;
+};
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_CLASSIFY_GAP_CLASSIFIER_H_

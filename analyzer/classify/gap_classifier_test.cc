@@ -1,0 +1,223 @@
+// One test per cause rule (gap_classifier.h): synthetic timelines whose answer is known exactly.
+#include "analyzer/classify/gap_classifier.h"
+
+#include "analyzer/testing/synthetic_trace.h"
+#include "gtest/gtest.h"
+
+namespace gs::analyzer {
+namespace {
+
+using testing::SyntheticTrace;
+constexpr TimeNs kUs = 1'000, kMs = 1'000'000;
+
+TimeNs CauseOf(const TraceResult& r, Cause c) { return r.causes[static_cast<int>(c)]; }
+TimeNs Total(const TraceResult& r) {
+  TimeNs s = 0;
+  for (TimeNs v : r.causes) s += v;
+  return s;
+}
+
+// K1 on the device [10µs, 1ms); the thread launches K2 at `k2_enter` (5 µs call), K2 starts
+// 5 µs after the call returns.
+SyntheticTrace TwoKernels(TimeNs k2_enter, uint32_t stack2 = 0) {
+  SyntheticTrace t;
+  t.Launch(1, 0, 5 * kUs, 10 * kUs, 1 * kMs);
+  t.Launch(1, k2_enter, k2_enter + 5 * kUs, k2_enter + 10 * kUs, k2_enter + 2 * kMs, stack2);
+  return t;
+}
+
+TEST(GapClassifierTest, HostWorkIsTimeOutsideCudaCalls) {
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  TraceResult r = t.Run();
+  ASSERT_EQ(r.intervals.count, 1u);
+  EXPECT_EQ(Total(r), 10 * kMs + 10 * kUs);  // gap [1 ms, 11.01 ms)
+  EXPECT_EQ(CauseOf(r, Cause::kHostWork), 10 * kMs);
+  EXPECT_EQ(CauseOf(r, Cause::kLaunchOverhead), 5 * kUs);  // inside the launch call
+  EXPECT_EQ(CauseOf(r, Cause::kLaunchLatency), 5 * kUs);   // returned, not yet started
+  EXPECT_EQ(r.intervals.host_late, 1u);
+}
+
+TEST(GapClassifierTest, AllocatorIsTimeInsideAllocationCalls) {
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  t.Call(1, ApiClass::kMalloc, 2 * kMs, 5 * kMs);
+  t.Call(1, ApiClass::kFree, 6 * kMs, 8 * kMs);
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kAllocator), 5 * kMs);
+  EXPECT_EQ(CauseOf(r, Cause::kHostWork), 5 * kMs);
+  EXPECT_EQ(Total(r), 10 * kMs + 10 * kUs);
+}
+
+TEST(GapClassifierTest, PageableCopyIsTimeStagingAPageableCopy) {
+  SyntheticTrace t;
+  t.Launch(1, 0, 5 * kUs, 10 * kUs, 1 * kMs);
+  // Synchronous H2D copy from pageable memory: the host stages for 6.5 ms before the DMA starts.
+  t.Copy(1, 1500 * kUs, 9 * kMs, 8 * kMs, 9 * kMs, CopyDirection::kHostToDevice, MemKind::kPageable,
+         64 << 20, /*async=*/false);
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kHostWork), 500 * kUs);
+  EXPECT_EQ(CauseOf(r, Cause::kPageableCopy), 6500 * kUs);
+  EXPECT_EQ(Total(r), 7 * kMs);
+}
+
+TEST(GapClassifierTest, PinnedCopyInFlightIsLaunchOverheadNotPageable) {
+  SyntheticTrace t;
+  t.Launch(1, 0, 5 * kUs, 10 * kUs, 1 * kMs);
+  t.Copy(1, 2 * kMs, 3 * kMs, 2100 * kUs, 3 * kMs, CopyDirection::kHostToDevice, MemKind::kPinned, 1 << 20, false);
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kPageableCopy), 0);
+  EXPECT_EQ(CauseOf(r, Cause::kLaunchOverhead), 100 * kUs);
+  EXPECT_EQ(CauseOf(r, Cause::kHostWork), 1 * kMs);
+}
+
+TEST(GapClassifierTest, BackToBackLaunchesOfShortKernelsAreLaunchOverhead) {
+  SyntheticTrace t;
+  // 10 µs launch calls 5 µs apart, kernels of 2 µs: the device drains faster than the host fills.
+  t.Launch(1, 0, 10 * kUs, 12 * kUs, 14 * kUs);
+  t.Launch(1, 15 * kUs, 25 * kUs, 27 * kUs, 29 * kUs);
+  TraceResult r = t.Run();
+  ASSERT_EQ(r.intervals.count, 1u);  // [14 µs, 27 µs)
+  EXPECT_EQ(CauseOf(r, Cause::kLaunchOverhead), 11 * kUs);  // 1 µs dispatch + 10 µs in call
+  EXPECT_EQ(CauseOf(r, Cause::kLaunchLatency), 2 * kUs);
+  EXPECT_EQ(CauseOf(r, Cause::kHostWork), 0);
+}
+
+TEST(GapClassifierTest, HostTimeBetweenLaunchesAboveThresholdIsHostWork) {
+  SyntheticTrace t;
+  AnalysisOptions o;
+  t.Launch(1, 0, 10 * kUs, 12 * kUs, 14 * kUs);
+  TimeNs next = 10 * kUs + o.back_to_back_max_ns + 1;
+  t.Launch(1, next, next + 10 * kUs, next + 12 * kUs, next + 14 * kUs);
+  TraceResult r = t.Run(o);
+  EXPECT_EQ(CauseOf(r, Cause::kHostWork), next - 14 * kUs);
+}
+
+TEST(GapClassifierTest, WorkQueuedBeforeIdleThatStartsLateIsDeviceWait) {
+  SyntheticTrace t;
+  t.Launch(1, 0, 5 * kUs, 10 * kUs, 1 * kMs);
+  ApiCall& wait = t.Call(1, ApiClass::kStreamWaitEvent, 50 * kUs, 52 * kUs);
+  wait.stream = 0x99;
+  ApiCall& k2 = t.Launch(1, 100 * kUs, 105 * kUs, 3 * kMs, 4 * kMs, 0, 0, 8);
+  k2.stream = 0x99;
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kDeviceWait), 2 * kMs);
+  EXPECT_EQ(Total(r), 2 * kMs);
+  EXPECT_EQ(r.intervals.queued_before, 1u);
+  EXPECT_EQ(r.intervals.with_stream_wait, 1u);
+}
+
+TEST(GapClassifierTest, WorkQueuedBeforeIdleStartingWithinLimitIsLaunchLatency) {
+  SyntheticTrace t;
+  t.Launch(1, 0, 5 * kUs, 10 * kUs, 1 * kMs);
+  t.Launch(1, 100 * kUs, 105 * kUs, 1 * kMs + 8 * kUs, 2 * kMs);
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kLaunchLatency), 8 * kUs);
+  EXPECT_EQ(Total(r), 8 * kUs);
+  EXPECT_EQ(r.intervals.with_stream_wait, 0u);
+}
+
+TEST(GapClassifierTest, WorkWithoutHostCallIsOther) {
+  SyntheticTrace t;
+  t.Kernel(0, 1 * kMs);
+  t.Kernel(3 * kMs, 4 * kMs);
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kOther), 2 * kMs);
+  EXPECT_EQ(r.intervals.no_host_call, 1u);
+}
+
+TEST(GapClassifierTest, TimeInsideSyncWhileDeviceIdleIsOther) {
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  t.Call(1, ApiClass::kQuery, 3 * kMs, 4 * kMs);
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kOther), 1 * kMs);
+}
+
+TEST(GapClassifierTest, HostWorkAfterStreamSyncIsMarkedAfterSync) {
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  uint32_t site = t.Stack({"wait_for_loss@train.py:77", "train_step", "main"});
+  t.Call(1, ApiClass::kStreamSync, 20 * kUs, 1 * kMs + 3 * kUs, site);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.intervals.after_sync_count, 1u);
+  EXPECT_EQ(r.intervals.after_sync_idle_ns, 10 * kMs + 10 * kUs);
+  ASSERT_EQ(r.intervals.after_sync_sites.size(), 1u);
+  EXPECT_EQ(r.intervals.after_sync_sites[0].api, "cudaStreamSynchronize");
+  EXPECT_EQ(r.intervals.after_sync_sites[0].frame.function, "wait_for_loss");
+  EXPECT_EQ(r.intervals.after_sync_sites[0].frame.line, 77u);
+  // The 3 µs still inside the sync after the device went idle are not host work.
+  EXPECT_EQ(CauseOf(r, Cause::kOther), 3 * kUs);
+}
+
+TEST(GapClassifierTest, BlockingDeviceToHostCopyCountsAsSync) {
+  SyntheticTrace t;
+  t.Launch(1, 0, 5 * kUs, 10 * kUs, 1 * kMs);
+  // .item(): a blocking D2H copy right after the kernel.
+  t.Copy(1, 20 * kUs, 1010 * kUs, 1 * kMs, 1005 * kUs, CopyDirection::kDeviceToHost, MemKind::kPageable, 4, false);
+  t.Launch(1, 5 * kMs, 5005 * kUs, 5010 * kUs, 6 * kMs);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.intervals.after_sync_count, 1u);
+}
+
+TEST(GapClassifierTest, SyncLongBeforeTheGapIsNotAfterSync) {
+  SyntheticTrace t;
+  t.Call(1, ApiClass::kDeviceSync, 0, 1 * kUs);
+  t.Launch(1, 2 * kUs, 7 * kUs, 10 * kUs, 1 * kMs);
+  t.Launch(1, 5 * kMs, 5005 * kUs, 5010 * kUs, 6 * kMs);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.intervals.after_sync_count, 0u);
+}
+
+TEST(GapClassifierTest, SamplesSplitHostWorkByStateAndStack) {
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  uint32_t read = t.Stack({"read_file@io.cc:10", "load_batch@workload.cc:42", "main"});
+  uint32_t decode = t.Stack({"decode@img.cc:5", "load_batch@workload.cc:42", "main"});
+  for (int i = 0; i < 3; ++i) t.AddSample(1, (2 + i) * kMs, read, /*IO_WAIT=*/4);
+  t.AddSample(1, 6 * kMs, decode, /*RUNNING=*/1);
+  TraceResult r = t.Run();
+  // Host work [1 ms, 11 ms): each sample stands for the time it is the nearest sample to:
+  // 2 ms -> [1, 2.5), 3 ms -> [2.5, 3.5), 4 ms -> [3.5, 5), 6 ms -> [5, 11).
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 4 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 6 * kMs);
+  TimeNs read_ns = 0;
+  for (const auto& s : r.stacks)
+    if (!s.frames.empty() && s.frames[0].function == "read_file") read_ns = s.by_cause[static_cast<int>(Cause::kHostWork)];
+  EXPECT_EQ(read_ns, 4 * kMs);
+}
+
+TEST(GapClassifierTest, SegmentWithoutSamplesIsChargedToTheSamplesAroundIt) {
+  // No sample inside the host work [1 ms, 11 ms): the one at 0.5 ms stands for the time up to
+  // the midpoint with the next one (6.25 ms), the one at 12 ms for the rest.
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  uint32_t before = t.Stack({"decode@img.cc:5", "main"});
+  uint32_t after = t.Stack({"read_file@io.cc:10", "main"});
+  t.AddSample(1, 500 * kUs, before, /*RUNNING=*/1);
+  t.AddSample(1, 12 * kMs, after, /*IO_WAIT=*/4);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kUnsampled)], 0);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 5250 * kUs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 4750 * kUs);
+}
+
+TEST(GapClassifierTest, SparseSamplesStandForMoreTime) {
+  // A running thread's samples come late and sparse (its signal waits for the CPU), a blocked
+  // thread's on time: one CPU sample at 2 ms, then I/O samples every 0.5 ms from 8 ms on. By
+  // count the CPU phase would get 1/7 of the host work; by time it gets [1, 5) of [1, 11).
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  uint32_t cpu = t.Stack({"decode@img.cc:5", "main"});
+  uint32_t io = t.Stack({"read_file@io.cc:10", "main"});
+  t.AddSample(1, 2 * kMs, cpu, /*RUNNING=*/1);
+  for (int i = 0; i < 6; ++i) t.AddSample(1, 8 * kMs + i * 500 * kUs, io, /*IO_WAIT=*/4);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 4 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 6 * kMs);
+}
+
+TEST(GapClassifierTest, SubmittingThreadIsTheResumeCallsThread) {
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  // Another thread is inside cudaMalloc during the gap: it did not submit, so it does not count.
+  t.Call(2, ApiClass::kMalloc, 2 * kMs, 9 * kMs);
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kAllocator), 0);
+  EXPECT_EQ(CauseOf(r, Cause::kHostWork), 10 * kMs);
+}
+
+}  // namespace
+}  // namespace gs::analyzer

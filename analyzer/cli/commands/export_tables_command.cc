@@ -1,0 +1,31 @@
+// `gsanalyze export --tables DIR TRACE_OR_DIR...`: the job's analysis as CSV and JSON-lines tables
+// (export/tables_export.h says which and why).
+#include "analyzer/cli/job_inputs.h"
+#include "analyzer/export/tables_export.h"
+#include "analyzer/cli/commands/commands.h"
+
+namespace gs::analyzer::cli {
+
+int RunExportTables(const CliArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<JobInputs> inputs = CollectJobInputs(args.traces);
+  if (!inputs.ok()) {
+    err << "gsanalyze: " << inputs.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (!inputs->summaries.empty()) {
+    err << "gsanalyze: export --tables needs traces (" << inputs->summaries[0]
+        << " is a summary: it has no idle intervals)\n";
+    return kExitBadInput;
+  }
+  absl::StatusOr<TablesExportStats> stats = ExportTables(inputs->traces, args.tables_dir);
+  if (!stats.ok()) {
+    err << "gsanalyze: " << stats.status().message() << "\n";
+    return kExitBadInput;
+  }
+  out << "gsanalyze: " << stats->intervals << " idle intervals, " << stats->stack_frames
+      << " stack frames, " << stats->ranks << " ranks -> " << args.tables_dir
+      << "/{idle_intervals,stacks,ranks}.{csv,jsonl}\n";
+  return kExitOk;
+}
+
+}  // namespace gs::analyzer::cli

@@ -1,0 +1,78 @@
+// `gsanalyze report`: analyse, render, apply --fail-under.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/job_inputs.h"
+#include "analyzer/cli/terminal/progress.h"
+#include "analyzer/ranks/multi_rank.h"
+#include "analyzer/report/report.h"
+#include "analyzer/summary/summarize_trace.h"
+#include "analyzer/units/units.h"
+
+namespace gs::analyzer::cli {
+
+namespace {
+int TerminalWidth() {
+  if (const char* cols = std::getenv("COLUMNS")) {
+    int w;
+    if (absl::SimpleAtoi(cols, &w) && w >= 40) return w;
+  }
+  winsize ws{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  return 100;
+}
+}  // namespace
+
+int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
+  // Folders (a job's run folder) and summaries (gsanalyze summarize) as well as traces; a job of
+  // several ranks, or a trace with a rank, gets the ranks section (ranks/), summarised on the same
+  // pass that analyses the traces.
+  absl::StatusOr<JobInputs> inputs = CollectJobInputs(args.traces);
+  if (!inputs.ok()) {
+    err << "gsanalyze: " << inputs.status().message() << "\n";
+    return kExitBadInput;
+  }
+  ProgressLine progress(&err, args.progress);  // on a terminal only; erased before the report
+  const std::vector<std::string>& traces = inputs->traces;
+  RankSummaryObserver rank_summaries;
+  AnalyzeHooks hooks;
+  hooks.progress = [&](size_t i, uint64_t read, uint64_t size) {
+    progress.Update(i, traces.size(), traces[i], read, size);
+  };
+  hooks.observers = {&rank_summaries};
+  absl::StatusOr<Analysis> analysis = inputs->summaries.empty() ? AnalyzeTraces(traces, AnalysisOptions(), hooks)
+                                                                : AnalysisFromJobSummaries(*inputs);
+  if (analysis.ok() && inputs->summaries.empty() &&
+      (inputs->traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
+    analysis->ranks = AnalyzeRanks(rank_summaries.summaries());
+  }
+  progress.Finish();
+  if (!analysis.ok()) {
+    err << "gsanalyze: " << analysis.status().message() << "\n";
+    return kExitBadInput;
+  }
+  for (const std::string& w : analysis->warnings) err << "gsanalyze: warning: " << w << "\n";
+  ReportOptions options;
+  options.width = args.width > 0 ? args.width : TerminalWidth();
+  options.color = args.color;  // only the text format uses it
+  const ReportFormat* format = FindReportFormat(args.format);
+  if (format == nullptr) {  // ParseArgs checks; kept for callers that build CliArgs themselves
+    err << "gsanalyze: unknown format '" << args.format << "'\n";
+    return kExitBadInput;
+  }
+  out << format->Render(*analysis, options);
+  out.flush();
+  if (args.fail_under && analysis->SteadyUtilization() < *args.fail_under) {
+    err << "gsanalyze: steady-state GPU-Util " << FormatPercent(analysis->SteadyUtilization())
+        << " is below --fail-under " << FormatPercent(*args.fail_under) << "\n";
+    return kExitBelowThreshold;
+  }
+  return kExitOk;
+}
+
+}  // namespace gs::analyzer::cli

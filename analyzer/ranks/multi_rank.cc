@@ -1,0 +1,232 @@
+#include "analyzer/ranks/multi_rank.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "analyzer/units/units.h"
+
+namespace gs::analyzer {
+
+bool IsHostBound(Cause cause) {
+  return cause == Cause::kHostWork || cause == Cause::kAllocator ||
+         cause == Cause::kPageableCopy || cause == Cause::kLaunchOverhead;
+}
+
+bool IsCollectiveKernelName(const std::string& name) {
+  // NCCL 2.19+ names its kernels ncclDevKernel_<Coll>_..., earlier versions ncclKernel_<Coll>_...
+  return absl::StartsWith(name, "ncclDevKernel") || absl::StartsWith(name, "ncclKernel");
+}
+
+double RankSummary::Utilization() const {
+  return wall_ns > 0 ? static_cast<double>(compute_busy_ns) / static_cast<double>(wall_ns) : 0;
+}
+
+double RankSummary::SteadyUtilization() const {
+  return steady_wall_ns > 0
+             ? static_cast<double>(compute_busy_ns) / static_cast<double>(steady_wall_ns)
+             : 0;
+}
+
+TimeNs RankSummary::HostBoundIdle() const {
+  TimeNs sum = 0;
+  for (int c = 0; c < kNumCauses; ++c) {
+    if (IsHostBound(static_cast<Cause>(c))) sum += idle_by_cause[c];
+  }
+  return sum;
+}
+
+std::string RankSummary::Label() const {
+  std::string where = absl::StrCat("pid ", pid, host_name.empty() ? "" : " on ", host_name);
+  return rank ? absl::StrCat("rank ", *rank, " (", where, ")") : where;
+}
+
+namespace {
+
+TimeNs Median(std::vector<TimeNs> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Maps every rank onto the reference rank's (the first row's) CLOCK_MONOTONIC.
+ClockAlignment AlignClocks(const std::vector<const RankSummary*>& ranks,
+                           std::vector<RankRow>* rows) {
+  ClockAlignment a;
+  std::set<std::string> boots, hosts;
+  for (const RankSummary* r : ranks) {
+    boots.insert(r->boot_id);
+    hosts.insert(r->host_id.empty() ? r->host_name : r->host_id);
+  }
+  a.boots = boots.size();
+  a.hosts = hosts.size();
+  if (ranks.empty()) return a;
+  const RankSummary& ref = *ranks[0];
+  auto realtime_offset = [](const RankSummary& r) {
+    return static_cast<TimeNs>(r.clock_realtime_ns) - static_cast<TimeNs>(r.clock_monotonic_ns);
+  };
+  bool crossed = false;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const RankSummary& r = *ranks[i];
+    if (!r.boot_id.empty() && r.boot_id == ref.boot_id) {
+      (*rows)[i].clock_offset_ns = 0;  // one boot: CLOCK_MONOTONIC is shared
+      continue;
+    }
+    crossed = true;
+    (*rows)[i].clock_offset_ns = realtime_offset(r) - realtime_offset(ref);
+    a.residual_error_ns = std::max<TimeNs>(
+        a.residual_error_ns, static_cast<TimeNs>(r.clock_uncertainty_ns + ref.clock_uncertainty_ns));
+  }
+  a.realtime_unmeasured = crossed;
+  a.method = crossed ? "CLOCK_REALTIME pairs of the headers (NTP agreement unmeasured)"
+                     : "one boot, shared CLOCK_MONOTONIC";
+  // How far apart the aligned ends of each step's collective are (0 when they line up).
+  size_t steps = SIZE_MAX;
+  for (const RankSummary* r : ranks) steps = std::min(steps, r->steps.size());
+  std::vector<TimeNs> spreads;
+  for (size_t k = 0; steps != SIZE_MAX && k < steps; ++k) {
+    TimeNs lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      TimeNs end = ranks[i]->steps[k].collective_end_ns + (*rows)[i].clock_offset_ns;
+      lo = std::min(lo, end);
+      hi = std::max(hi, end);
+    }
+    spreads.push_back(hi - lo);
+  }
+  a.collective_end_spread_ns = Median(std::move(spreads));
+  return a;
+}
+
+}  // namespace
+
+RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
+  RanksSection out;
+  std::vector<const RankSummary*> ranks;
+  for (const RankSummary& r : input) ranks.push_back(&r);
+  std::stable_sort(ranks.begin(), ranks.end(), [](const RankSummary* a, const RankSummary* b) {
+    if (a->rank.has_value() != b->rank.has_value()) return a->rank.has_value();
+    return a->rank.value_or(0) < b->rank.value_or(0);
+  });
+  out.present = ranks.size() > 1 || (ranks.size() == 1 && ranks[0]->rank.has_value());
+  if (!out.present) return out;
+
+  for (const RankSummary* r : ranks) {
+    RankRow row;
+    row.label = r->Label();
+    row.rank = r->rank;
+    row.host = r->host_name;
+    row.pid = r->pid;
+    row.utilization = r->Utilization();
+    row.steady_utilization = r->SteadyUtilization();
+    row.wall_ns = r->wall_ns;
+    row.steady_idle_ns = r->steady_idle_ns;
+    row.host_bound_idle_ns = r->HostBoundIdle();
+    row.idle_by_cause = r->idle_by_cause;
+    TimeNs top = 0;
+    for (int c = 0; c < kNumCauses; ++c) {
+      if (r->idle_by_cause[c] > top) {
+        top = r->idle_by_cause[c];
+        row.top_cause = static_cast<Cause>(c);
+      }
+    }
+    row.steps = r->steps.size();
+    row.collective_ns = r->collective_ns;
+    out.rows.push_back(std::move(row));
+  }
+  out.clocks = AlignClocks(ranks, &out.rows);
+
+  // Steps: the k-th collective of every rank that has collectives.
+  std::vector<size_t> with_steps;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!ranks[i]->steps.empty()) with_steps.push_back(i);
+  }
+  if (with_steps.size() < 2) {
+    out.notes.push_back(with_steps.empty()
+                            ? "no collective kernels (NCCL) in any trace: ranks are not compared"
+                            : "only one rank has collective kernels: ranks are not compared");
+    return out;
+  }
+  size_t steps = SIZE_MAX, most = 0;
+  for (size_t i : with_steps) {
+    steps = std::min(steps, ranks[i]->steps.size());
+    most = std::max(most, ranks[i]->steps.size());
+  }
+  out.steps_compared = steps;
+  if (most != steps) {
+    out.notes.push_back(absl::StrCat("ranks have ", steps, " to ", most,
+                                     " collectives; the first ", steps, " are compared"));
+  }
+  std::vector<TimeNs> step_delay(steps, 0);
+  std::vector<size_t> step_last(steps, 0);
+  for (size_t k = 0; k < steps; ++k) {
+    TimeNs shortest = INT64_MAX;
+    size_t last = with_steps[0];
+    for (size_t i : with_steps) {
+      const RankStep& s = ranks[i]->steps[k];
+      TimeNs d = s.collective_end_ns - s.collective_start_ns;
+      if (d < shortest) {
+        shortest = d;
+        last = i;
+      }
+    }
+    TimeNs others = 0;
+    for (size_t i : with_steps) {
+      const RankStep& s = ranks[i]->steps[k];
+      TimeNs wait = s.collective_end_ns - s.collective_start_ns - shortest;
+      out.rows[i].collective_wait_ns += wait;
+      if (i != last) others += wait;
+    }
+    TimeNs delay = others / static_cast<TimeNs>(with_steps.size() - 1);
+    step_last[k] = last;
+    if (delay >= kMinStepDelayNs) {
+      step_delay[k] = delay;
+      out.total_delay_ns += delay;
+      out.rows[last].last_at_steps++;
+      out.rows[last].delay_caused_ns += delay;
+    }
+  }
+  uint64_t steps_with_delay = 0;
+  for (TimeNs d : step_delay) steps_with_delay += d > 0;
+
+  size_t best = with_steps[0];
+  for (size_t i : with_steps) {
+    if (out.rows[i].delay_caused_ns > out.rows[best].delay_caused_ns) best = i;
+  }
+  const RankRow& row = out.rows[best];
+  if (out.total_delay_ns == 0 || row.delay_caused_ns * 2 <= out.total_delay_ns) {
+    out.notes.push_back(out.total_delay_ns == 0
+                            ? "the ranks arrive at their collectives together: no straggler"
+                            : "collective waits are spread over several late ranks: no single "
+                              "straggler");
+    return out;
+  }
+  StragglerVerdict& v = out.straggler;
+  v.found = true;
+  v.row = best;
+  v.label = row.label;
+  v.rank = row.rank;
+  v.last_at_steps = row.last_at_steps;
+  v.steps_with_delay = steps_with_delay;
+  v.delay_caused_ns = row.delay_caused_ns;
+  v.delay_share = static_cast<double>(row.delay_caused_ns) / static_cast<double>(out.total_delay_ns);
+  for (size_t k = 0; k < steps; ++k) {
+    if (step_delay[k] > 0 && step_last[k] == best) {
+      v.host_bound_idle_ns += ranks[best]->steps[k].host_bound_idle_ns;
+      v.idle_ns += ranks[best]->steps[k].idle_ns;
+    }
+  }
+  v.stacks = ranks[best]->stacks;
+  v.evidence = absl::StrCat(
+      row.label, " arrived last at ", v.last_at_steps, " of ", steps_with_delay,
+      " unbalanced collectives; the other ranks' devices waited ",
+      FormatDuration(v.delay_caused_ns / std::max<uint64_t>(1, v.last_at_steps)),
+      " per step for it (", FormatDuration(v.delay_caused_ns), " each, ",
+      FormatPercent(v.delay_share), " of all collective waiting); before those collectives its "
+      "own device idled ", FormatDuration(v.idle_ns), ", ", FormatDuration(v.host_bound_idle_ns),
+      " of it host-bound");
+  return out;
+}
+
+}  // namespace gs::analyzer

@@ -1,0 +1,93 @@
+// multi_rank.h — merges RankSummaries into the report's "ranks" section: a row per rank, the
+// clock alignment between them, and the straggler, if there is one.
+//
+// Straggler detection. In a data-parallel job every rank's k-th collective (all-reduce) ends only
+// when all ranks have started it, so the rank that arrives last delays all the others: their
+// devices sit in the collective kernel, waiting. Per step k (the k-th collective of every rank):
+//   wait(r, k)   = duration of r's collective - the shortest duration among the ranks at k
+//                  (time in the kernel beyond the collective's own work);
+//   last(k)      = the rank with the shortest collective (it waited for nobody);
+//   delay(k)     = mean wait(r, k) over the other ranks.
+// Steps where delay(k) < kMinStepDelayNs are balanced. The straggler is the rank that was last at
+// the steps carrying most of the delay (more than half of it), and its evidence is its own idle
+// time before those collectives, split into host-bound causes, and the stacks charged with it.
+// Step indices, not clocks, pair the collectives, so the verdict holds whatever the clocks say.
+//
+// Clocks. Each rank's times are on its own CLOCK_MONOTONIC. Ranks with the same boot id share
+// that clock (offset 0, error 0). Other ranks are mapped through their header's
+// (monotonic, realtime) pair onto the reference rank's clock: the error is the two snapshots'
+// uncertainty plus the hosts' realtime disagreement (NTP), which no trace measures; the
+// collective end times (equal on every rank in a real all-reduce, up to the completion's fan-out)
+// bound it from the data, reported as collective_end_spread_ns.
+//
+// Plain data and a pure function; no thread safety concerns.
+#ifndef GPUSTALL_ANALYZER_RANKS_MULTI_RANK_H_
+#define GPUSTALL_ANALYZER_RANKS_MULTI_RANK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/ranks/rank_summary.h"
+
+namespace gs::analyzer {
+
+inline constexpr TimeNs kMinStepDelayNs = 100000;  // 100 µs: below it a step is balanced
+
+struct RankRow {
+  std::string label;              // RankSummary::Label()
+  std::optional<int32_t> rank;
+  std::string host;
+  int64_t pid = 0;
+  double utilization = 0, steady_utilization = 0;
+  TimeNs wall_ns = 0, steady_idle_ns = 0, host_bound_idle_ns = 0;
+  CauseNs idle_by_cause{};
+  Cause top_cause = Cause::kOther;  // largest idle cause (kOther when no idle)
+  uint64_t steps = 0;
+  TimeNs collective_ns = 0;       // time in collective kernels
+  TimeNs collective_wait_ns = 0;  // of which waiting for other ranks (sum of wait(r, k))
+  uint64_t last_at_steps = 0;     // steps where this rank arrived last (delay(k) counted only)
+  TimeNs delay_caused_ns = 0;     // sum of delay(k) over those steps
+  TimeNs clock_offset_ns = 0;     // add to this rank's times to get the reference rank's clock
+};
+
+struct StragglerVerdict {
+  bool found = false;
+  size_t row = 0;                 // index into RanksSection::rows
+  std::string label;
+  std::optional<int32_t> rank;
+  uint64_t last_at_steps = 0, steps_with_delay = 0;
+  TimeNs delay_caused_ns = 0;     // the other ranks' mean wait, summed over its steps
+  double delay_share = 0;         // of all steps' delay
+  TimeNs host_bound_idle_ns = 0;  // its host-bound idle before the collectives of its steps
+  TimeNs idle_ns = 0;             // all its idle before those collectives
+  std::vector<RankStack> stacks;  // its stacks, by host-bound idle in step windows
+  std::string evidence;           // one sentence with the numbers
+};
+
+struct ClockAlignment {
+  std::string method;             // "one boot, shared CLOCK_MONOTONIC" or "CLOCK_REALTIME pairs ..."
+  uint64_t boots = 0;             // distinct boot ids
+  uint64_t hosts = 0;             // distinct host ids (names when ids are missing)
+  TimeNs residual_error_ns = 0;   // bound from the snapshots (0 within one boot)
+  bool realtime_unmeasured = false;  // across boots: NTP disagreement adds an unknown error
+  TimeNs collective_end_spread_ns = 0;  // median over steps of max-min aligned collective end
+};
+
+struct RanksSection {
+  bool present = false;           // more than one rank, or a rank number in a trace
+  std::vector<RankRow> rows;      // by rank, then source order
+  uint64_t steps_compared = 0;    // min steps over ranks with collectives
+  TimeNs total_delay_ns = 0;      // sum of delay(k)
+  ClockAlignment clocks;
+  StragglerVerdict straggler;
+  std::vector<std::string> notes;  // why something could not be decided
+};
+
+// Merges `ranks` (in any order). A section is `present` with two or more ranks, or one whose
+// trace carries a rank number.
+RanksSection AnalyzeRanks(const std::vector<RankSummary>& ranks);
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_RANKS_MULTI_RANK_H_

@@ -1,0 +1,158 @@
+#include "analyzer/ranks/multi_rank.h"
+
+#include "analyzer/summary/summary_file.h"
+#include "gtest/gtest.h"
+
+namespace gs::analyzer {
+namespace {
+
+constexpr TimeNs kMs = 1000000;
+
+// `n` ranks of `steps` steps: every collective takes 1 ms of work; rank `late` starts each one
+// `late_ms` after the others (so theirs last that much longer), with that much host-bound idle.
+std::vector<RankSummary> Job(int n, int steps, int late, TimeNs late_ms) {
+  std::vector<RankSummary> ranks(n);
+  for (int r = 0; r < n; ++r) {
+    RankSummary& s = ranks[r];
+    s.rank = r;
+    s.pid = 100 + r;
+    s.host_name = "node";
+    s.boot_id = "boot-a";
+    s.wall_ns = steps * 30 * kMs;
+    s.steady_wall_ns = s.wall_ns;
+    s.compute_busy_ns = steps * 5 * kMs;
+    for (int k = 0; k < steps; ++k) {
+      TimeNs base = k * 30 * kMs;
+      TimeNs start = base + 10 * kMs + (r == late ? late_ms * kMs : 0);
+      TimeNs end = base + 10 * kMs + late_ms * kMs + kMs;
+      RankStep step{start, end, r == late ? late_ms * kMs : 0, r == late ? late_ms * kMs : 0};
+      s.steps.push_back(step);
+    }
+    if (r == late) {
+      s.idle_by_cause[static_cast<int>(Cause::kHostWork)] = steps * late_ms * kMs;
+      s.stacks.push_back({{"load_batch_slowly (w.cu:10)", "main (w.cu:40)"},
+                          steps * late_ms * kMs, steps * late_ms * kMs, Cause::kHostWork});
+    }
+  }
+  return ranks;
+}
+
+TEST(MultiRankTest, StragglerIsTheRankThatArrivesLastAndDelaysTheOthers) {
+  RanksSection r = AnalyzeRanks(Job(4, 6, 2, 20));
+  ASSERT_TRUE(r.present);
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_EQ(r.steps_compared, 6u);
+  ASSERT_TRUE(r.straggler.found) << r.notes.size();
+  EXPECT_EQ(r.straggler.rank, 2);
+  EXPECT_EQ(r.straggler.last_at_steps, 6u);
+  EXPECT_EQ(r.straggler.delay_caused_ns, 6 * 20 * kMs);
+  EXPECT_DOUBLE_EQ(r.straggler.delay_share, 1.0);
+  EXPECT_EQ(r.straggler.host_bound_idle_ns, 6 * 20 * kMs);
+  ASSERT_FALSE(r.straggler.stacks.empty());
+  EXPECT_EQ(r.straggler.stacks[0].frames[0], "load_batch_slowly (w.cu:10)");
+  EXPECT_EQ(r.rows[0].collective_wait_ns, 6 * 20 * kMs);
+  EXPECT_EQ(r.rows[2].collective_wait_ns, 0);
+  EXPECT_EQ(r.clocks.residual_error_ns, 0);
+  EXPECT_FALSE(r.clocks.realtime_unmeasured);
+  EXPECT_EQ(r.clocks.collective_end_spread_ns, 0);
+}
+
+TEST(MultiRankTest, BalancedRanksHaveNoStraggler) {
+  RanksSection r = AnalyzeRanks(Job(4, 6, 1, 0));
+  ASSERT_TRUE(r.present);
+  EXPECT_FALSE(r.straggler.found);
+  EXPECT_EQ(r.total_delay_ns, 0);
+  ASSERT_FALSE(r.notes.empty());
+}
+
+TEST(MultiRankTest, LatenessSpreadOverRanksNamesNoSingleStraggler) {
+  std::vector<RankSummary> job = Job(4, 6, 0, 20);
+  // Rank 0 is late at steps 0-2, rank 3 at steps 3-5: half the delay each.
+  for (int k = 3; k < 6; ++k) {
+    std::swap(job[0].steps[k].collective_start_ns, job[3].steps[k].collective_start_ns);
+  }
+  RanksSection r = AnalyzeRanks(job);
+  EXPECT_FALSE(r.straggler.found);
+  EXPECT_EQ(r.rows[0].last_at_steps, 3u);
+  EXPECT_EQ(r.rows[3].last_at_steps, 3u);
+}
+
+TEST(MultiRankTest, ClocksOfOtherBootsAreAlignedByRealtimePairs) {
+  std::vector<RankSummary> job = Job(2, 3, 1, 10);
+  job[0].clock_monotonic_ns = 1000;
+  job[0].clock_realtime_ns = 1000000;
+  job[0].clock_uncertainty_ns = 50;
+  job[1].boot_id = "boot-b";
+  job[1].clock_monotonic_ns = 5000;
+  job[1].clock_realtime_ns = 1000000;  // its monotonic is 4000 ahead of rank 0's
+  job[1].clock_uncertainty_ns = 70;
+  for (RankStep& s : job[1].steps) {
+    s.collective_start_ns += 4000;
+    s.collective_end_ns += 4000;
+  }
+  RanksSection r = AnalyzeRanks(job);
+  EXPECT_EQ(r.rows[1].clock_offset_ns, -4000);
+  EXPECT_EQ(r.clocks.residual_error_ns, 120);
+  EXPECT_TRUE(r.clocks.realtime_unmeasured);
+  EXPECT_EQ(r.clocks.boots, 2u);
+  EXPECT_EQ(r.clocks.collective_end_spread_ns, 0);
+  EXPECT_TRUE(r.straggler.found);
+  EXPECT_EQ(r.straggler.rank, 1);
+}
+
+TEST(MultiRankTest, OneTraceWithoutRankIsNotAJob) {
+  std::vector<RankSummary> one(1);
+  EXPECT_FALSE(AnalyzeRanks(one).present);
+}
+
+TEST(MultiRankTest, CollectiveKernelsAreRecognisedByNcclNames) {
+  EXPECT_TRUE(IsCollectiveKernelName("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  EXPECT_TRUE(IsCollectiveKernelName("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
+  EXPECT_FALSE(IsCollectiveKernelName("_Z13forward_layerPfS_S_i"));
+  EXPECT_FALSE(IsCollectiveKernelName("my_nccl_like_kernel"));
+}
+
+TEST(SummaryFileTest, EncodeDecodeRoundTripsEveryField) {
+  RankSummary s = Job(4, 3, 2, 5)[2];
+  s.source = "/tmp/x.gstrace";
+  s.host_id = "hid";
+  s.job_id = "job7";
+  s.world_size = 4;
+  s.trace_id = 0xfeedULL;
+  s.clock_monotonic_ns = 11;
+  s.clock_realtime_ns = 22;
+  s.clock_uncertainty_ns = 33;
+  s.devices = 1;
+  s.steady_idle_ns = 44;
+  s.collective_ns = 55;
+  s.idle_intervals = 3;
+  s.idle_by_cause[static_cast<int>(Cause::kAllocator)] = 66;
+  absl::StatusOr<RankSummary> d = DecodeRankSummary(EncodeRankSummary(s), "mem");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->source, s.source);
+  EXPECT_EQ(d->rank, s.rank);
+  EXPECT_EQ(d->world_size, s.world_size);
+  EXPECT_EQ(d->trace_id, s.trace_id);
+  EXPECT_EQ(d->clock_realtime_ns, 22u);
+  EXPECT_EQ(d->idle_by_cause, s.idle_by_cause);
+  ASSERT_EQ(d->steps.size(), s.steps.size());
+  EXPECT_EQ(d->steps[1].collective_end_ns, s.steps[1].collective_end_ns);
+  EXPECT_EQ(d->steps[1].host_bound_idle_ns, s.steps[1].host_bound_idle_ns);
+  ASSERT_EQ(d->stacks.size(), 1u);
+  EXPECT_EQ(d->stacks[0].frames, s.stacks[0].frames);
+  EXPECT_EQ(d->stacks[0].cause, Cause::kHostWork);
+  // Merging decoded summaries gives the same verdict as the originals.
+  EXPECT_EQ(AnalyzeRanks({*d}).rows[0].host_bound_idle_ns, AnalyzeRanks({s}).rows[0].host_bound_idle_ns);
+}
+
+TEST(SummaryFileTest, NotASummaryIsAnErrorNamingIt) {
+  absl::StatusOr<RankSummary> d = DecodeRankSummary("\x89GSTRACE....", "t.gstrace");
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("t.gstrace"), std::string::npos);
+  std::string damaged(kSummaryMagic, sizeof(kSummaryMagic));
+  damaged += "\xff\xff\xff";
+  EXPECT_FALSE(DecodeRankSummary(damaged, "d").ok());
+}
+
+}  // namespace
+}  // namespace gs::analyzer

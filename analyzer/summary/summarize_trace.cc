@@ -1,0 +1,237 @@
+#include "analyzer/summary/summarize_trace.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/classify/site_frame.h"
+#include "analyzer/model/importer.h"
+#include "analyzer/reader/trace_reader.h"
+
+namespace gs::analyzer {
+
+namespace {
+
+namespace tr = gpustall::trace;
+
+constexpr size_t kMaxStacks = 20;
+constexpr size_t kMaxFrames = 16;
+
+std::string FrameString(const FrameInfo& f) {
+  if (f.file.empty()) return f.function;
+  size_t slash = f.file.rfind('/');
+  std::string file = slash == std::string::npos ? f.file : f.file.substr(slash + 1);
+  return f.line ? absl::StrCat(f.function, " (", file, ":", f.line, ")")
+                : absl::StrCat(f.function, " (", file, ")");
+}
+
+// Frames from the first one outside the runtime/agent (what the reports show as the site).
+std::vector<std::string> FrameStrings(const std::vector<FrameInfo>& frames) {
+  std::vector<std::string> out;
+  for (size_t i = SiteFrameIndex(frames); i < frames.size() && out.size() < kMaxFrames; ++i) {
+    out.push_back(FrameString(frames[i]));
+  }
+  return out;
+}
+
+}  // namespace
+
+void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, const TraceAnalyzer&) {
+  tables_ = &importer.tables();
+  current_ = RankSummary();
+  collectives_.clear();
+  collective_name_.clear();
+  gaps_.clear();
+  rows_.clear();
+  const tr::TraceHeader& h = importer.reader().header();
+  RankSummary& s = current_;
+  s.source = importer.info().path;
+  s.host_name = h.host_name();
+  s.host_id = h.host_id();
+  s.boot_id = h.boot_id();
+  s.job_id = h.job_id();
+  s.pid = h.pid();
+  if (h.has_rank()) s.rank = h.rank();
+  if (h.has_world_size()) s.world_size = h.world_size();
+  s.trace_id = h.trace_id();
+  s.clock_monotonic_ns = h.start_clock().monotonic_ns();
+  s.clock_realtime_ns = h.start_clock().realtime_ns();
+  s.clock_uncertainty_ns = h.start_clock().uncertainty_ns();
+}
+
+// Collectives from the activities as written (by kind or NCCL name): the importer's plausibility
+// filter is for the analysis' time bins, and a summary counts what the file holds.
+void RankSummaryObserver::OnChunk(const reader::ChunkEvents& events, const reader::InternTables& t) {
+  for (const gs::trace::GpuActivityRecord& a : events.activities) {
+    bool is_collective = a.kind == tr::ACTIVITY_KIND_COLLECTIVE;
+    if (!is_collective && a.kind == tr::ACTIVITY_KIND_KERNEL && a.name != 0) {
+      auto [it, inserted] = collective_name_.try_emplace(a.name, false);
+      if (inserted && t.has_string(a.name)) it->second = IsCollectiveKernelName(t.string(a.name));
+      is_collective = it->second;
+    }
+    if (is_collective && a.end_ns >= a.start_ns && a.start_ns > 0) {
+      collectives_.push_back({a.device, static_cast<TimeNs>(a.start_ns), static_cast<TimeNs>(a.end_ns)});
+    }
+  }
+}
+
+void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& v) {
+  const TraceTables& tables = *tables_;
+  gaps_.push_back({device, v.start, v.end, v.charges});
+  if (!keep_rows_) return;
+  IdleIntervalRow row;
+  row.device = device;
+  row.start_ns = v.start;
+  row.end_ns = v.end;
+  row.cause = v.cause;
+  row.by_cause = v.by_cause;
+  row.after_sync = v.after_sync && v.preceding != nullptr;
+  if (row.after_sync) {
+    row.after_sync_site = absl::StrCat(tables.FunctionName(v.preceding->function), " @ ",
+                                       FrameString(SiteFrame(tables.ResolveStack(v.preceding->stack))));
+  }
+  TimeNs most = -1;
+  for (const Charge& c : v.charges) {
+    if (c.ns > most) {
+      most = c.ns;
+      row.stack_id = c.key;
+    }
+  }
+  rows_.push_back(std::move(row));
+}
+
+void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const TraceResult& result) {
+  const TraceTables& tables = *tables_;
+  RankSummary& s = current_;
+  std::vector<Collective>& collectives = collectives_;
+  std::vector<Gap>& gaps = gaps_;
+  for (const DeviceSummary& d : result.devices) {
+    ++s.devices;
+    s.wall_ns += d.wall_ns;  // device time: utilisation over several devices is busy / this
+    s.compute_busy_ns += d.compute_busy_ns;
+    s.steady_wall_ns += d.steady_wall_ns;
+    s.steady_idle_ns += d.steady_idle_ns;
+    s.idle_intervals += d.idle_intervals;
+  }
+  s.idle_by_cause = result.causes;
+  for (const Collective& c : collectives) s.collective_ns += c.end - c.start;
+
+  // Steps: the collectives of the device that has the most, in time order.
+  absl::flat_hash_map<uint32_t, size_t> per_device;
+  uint32_t step_device = 0;
+  size_t best = 0;
+  for (const Collective& c : collectives) {
+    size_t n = ++per_device[c.device];
+    if (n > best || (n == best && c.device < step_device)) {
+      best = n;
+      step_device = c.device;
+    }
+  }
+  std::vector<Collective> mine;
+  for (const Collective& c : collectives) {
+    if (c.device == step_device) mine.push_back(c);
+  }
+  std::sort(mine.begin(), mine.end(),
+            [](const Collective& a, const Collective& b) { return a.start < b.start; });
+  for (const Collective& c : mine) s.steps.push_back({c.start, c.end, 0, 0});
+
+  // Charge each gap to the step whose window it falls in: (previous collective end, start].
+  absl::flat_hash_map<uint64_t, RankStack> by_key;
+  std::sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) { return a.start < b.start; });
+  size_t k = 0;
+  for (const Gap& g : gaps) {
+    TimeNs length = g.end - g.start;
+    for (const Charge& c : g.charges) {
+      RankStack& st = by_key[c.key];
+      st.idle_ns += c.ns;
+    }
+    if (g.device != step_device || length <= 0 || s.steps.empty()) continue;
+    while (k < s.steps.size() && s.steps[k].collective_start_ns <= g.start) ++k;
+    if (k == s.steps.size()) continue;  // after the last collective: not before any step
+    RankStep& step = s.steps[k];
+    TimeNs window_start = k > 0 ? s.steps[k - 1].collective_end_ns : INT64_MIN;
+    TimeNs overlap = std::min(g.end, step.collective_start_ns) - std::max(g.start, window_start);
+    if (overlap <= 0) continue;
+    double fraction = static_cast<double>(overlap) / static_cast<double>(length);
+    step.idle_ns += overlap;
+    for (const Charge& c : g.charges) {
+      if (!IsHostBound(c.cause)) continue;
+      auto ns = static_cast<TimeNs>(static_cast<double>(c.ns) * fraction);
+      step.host_bound_idle_ns += ns;
+      by_key[c.key].step_host_bound_ns += ns;
+    }
+  }
+
+  // Causes per stack (largest) and frames; then the top ones.
+  absl::flat_hash_map<uint64_t, CauseNs> stack_causes;
+  for (const Gap& g : gaps) {
+    for (const Charge& c : g.charges) stack_causes[c.key][static_cast<int>(c.cause)] += c.ns;
+  }
+  std::vector<std::pair<uint64_t, RankStack>> ranked(by_key.begin(), by_key.end());
+  for (auto& [key, st] : ranked) {
+    const CauseNs& causes = stack_causes[key];
+    st.cause = static_cast<Cause>(std::max_element(causes.begin(), causes.end()) - causes.begin());
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    if (a.second.step_host_bound_ns != b.second.step_host_bound_ns)
+      return a.second.step_host_bound_ns > b.second.step_host_bound_ns;
+    if (a.second.idle_ns != b.second.idle_ns) return a.second.idle_ns > b.second.idle_ns;
+    return a.first < b.first;
+  });
+  auto frames_of = [&](uint64_t key) {
+    if (key == 0) return std::vector<std::string>{"(no host call recorded)"};
+    if (key & kFunctionKeyBit) {
+      return std::vector<std::string>{
+          absl::StrCat(tables.FunctionName(static_cast<uint32_t>(key)), " (no stack)")};
+    }
+    std::vector<std::string> f = FrameStrings(tables.ResolveStack(static_cast<uint32_t>(key)));
+    if (f.empty()) f.push_back(absl::StrCat("stack#", key, " (not in trace)"));
+    return f;
+  };
+  for (auto& [key, st] : ranked) {
+    if (s.stacks.size() == kMaxStacks) break;
+    st.frames = frames_of(key);
+    s.stacks.push_back(st);
+  }
+  TraceStacks stacks;
+  if (keep_rows_) {
+    for (const auto& [key, st] : ranked) stacks[key] = frames_of(key);
+  }
+  summaries_.push_back(std::move(s));
+  TraceSummarized(index, summaries_.back(), keep_rows_ ? &rows_ : nullptr, keep_rows_ ? &stacks : nullptr);
+  rows_.clear();
+  gaps_.clear();
+  collectives_.clear();
+  tables_ = nullptr;
+}
+
+namespace {
+// One trace's summary and rows, for SummarizeTrace's callers.
+class OneTraceSummary final : public RankSummaryObserver {
+ public:
+  OneTraceSummary(std::vector<IdleIntervalRow>* intervals, TraceStacks* stacks)
+      : RankSummaryObserver(intervals != nullptr || stacks != nullptr), intervals_(intervals), stacks_(stacks) {}
+
+ private:
+  void TraceSummarized(size_t, const RankSummary&, std::vector<IdleIntervalRow>* intervals,
+                       TraceStacks* stacks) override {
+    if (intervals_ != nullptr) *intervals_ = std::move(*intervals);
+    if (stacks_ != nullptr) *stacks_ = std::move(*stacks);
+  }
+  std::vector<IdleIntervalRow>* intervals_;
+  TraceStacks* stacks_;
+};
+}  // namespace
+
+absl::StatusOr<RankSummary> SummarizeTrace(const std::string& path, const AnalysisOptions& options,
+                                           std::vector<IdleIntervalRow>* intervals, TraceStacks* stacks) {
+  OneTraceSummary summary(intervals, stacks);
+  AnalyzeHooks hooks;
+  hooks.observers = {&summary};
+  absl::StatusOr<Analysis> analysis = AnalyzeTraces({path}, options, hooks);
+  if (!analysis.ok()) return analysis.status();
+  return std::move(summary.TakeSummaries().at(0));
+}
+
+}  // namespace gs::analyzer

@@ -1,0 +1,95 @@
+// summarize_trace.h — a trace's RankSummary, observed on the one pass (analysis/trace_observer.h),
+// and, on request, its idle intervals and stacks as table rows for `gsanalyze export --tables`.
+//
+// What it takes from the pass: the header's identity and clocks (BeginTrace), collective kernels
+// by kind or NCCL name from the records as written (OnChunk), every idle gap with its causes and
+// charged stacks (OnIdleInterval), and the devices' totals (EndTrace). Memory grows with the
+// number of idle gaps and collectives of the trace being read (kept until its steps are cut), not
+// with the number of records.
+//
+// Thread safety: none.
+#ifndef GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_
+#define GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "analyzer/analysis/trace_observer.h"
+#include "analyzer/options/options.h"
+#include "analyzer/ranks/rank_summary.h"
+
+namespace gs::analyzer {
+
+// One steady-state idle gap, as `export --tables` writes it.
+struct IdleIntervalRow {
+  uint32_t device = 0;
+  TimeNs start_ns = 0, end_ns = 0;
+  Cause cause = Cause::kOther;     // largest cause
+  CauseNs by_cause{};
+  bool after_sync = false;
+  std::string after_sync_site;     // the synchronising call's frame ("" unless after_sync)
+  uint64_t stack_id = 0;           // the stack charged most of it (TraceStacks key; 0: none)
+};
+
+// Stacks of one trace by id (the analysis' charge keys), frames as printable strings, leaf first.
+using TraceStacks = std::map<uint64_t, std::vector<std::string>>;
+
+// Summarises every trace of the pass it is registered on, in the order they are read.
+class RankSummaryObserver : public TraceObserver {
+ public:
+  // `keep_rows`: also collect each trace's idle intervals and stacks (TraceSummarized gets them).
+  explicit RankSummaryObserver(bool keep_rows = false) : keep_rows_(keep_rows) {}
+
+  void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override;
+  void OnChunk(const reader::ChunkEvents& events, const reader::InternTables& tables) override;
+  void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) override;
+  void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override;
+
+  // One per trace read so far, in pass order.
+  const std::vector<RankSummary>& summaries() const { return summaries_; }
+  std::vector<RankSummary> TakeSummaries() { return std::move(summaries_); }
+
+ protected:
+  // Called at the end of each trace with its summary and (with `keep_rows`) its rows, which are
+  // dropped afterwards: a job's tables are written trace by trace (export/tables_export.cc).
+  virtual void TraceSummarized(size_t index, const RankSummary& summary, std::vector<IdleIntervalRow>* intervals,
+                               TraceStacks* stacks) {
+    (void)index, (void)summary, (void)intervals, (void)stacks;
+  }
+
+ private:
+  struct Collective {
+    uint32_t device;
+    TimeNs start, end;
+  };
+  struct Gap {
+    uint32_t device;
+    TimeNs start, end;
+    std::vector<Charge> charges;
+  };
+
+  const bool keep_rows_;
+  std::vector<RankSummary> summaries_;
+  // The trace being read.
+  const TraceTables* tables_ = nullptr;
+  RankSummary current_;
+  std::vector<Collective> collectives_;
+  absl::flat_hash_map<uint32_t, bool> collective_name_;  // string id -> is a collective
+  std::vector<Gap> gaps_;
+  std::vector<IdleIntervalRow> rows_;
+};
+
+// One trace on a pass of its own (`gsanalyze summarize`, tests). Errors: the trace cannot be
+// opened or is not a trace (one line naming the file). A damaged trace is summarised as far as it
+// reads. `intervals`/`stacks` may be null.
+absl::StatusOr<RankSummary> SummarizeTrace(const std::string& path,
+                                           const AnalysisOptions& options = AnalysisOptions(),
+                                           std::vector<IdleIntervalRow>* intervals = nullptr,
+                                           TraceStacks* stacks = nullptr);
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_

@@ -1,0 +1,103 @@
+#include "analyzer/timeline/host_history.h"
+
+#include <algorithm>
+
+namespace gs::analyzer {
+
+HostHistory::HostHistory(uint32_t correlation_slots_log2, size_t max_calls_per_thread)
+    : ring_(size_t{1} << correlation_slots_log2),
+      mask_((1u << correlation_slots_log2) - 1),
+      max_calls_(max_calls_per_thread) {}
+
+void HostHistory::AddCall(const ApiCall& call) {
+  if (call.correlation != 0 && IsEnqueue(call.api_class)) {
+    Slot& slot = ring_[call.correlation & mask_];
+    slot.call = call;
+    slot.used = true;
+  }
+  if (call.api_class == ApiClass::kStreamWaitEvent) {
+    auto [it, inserted] = last_wait_.try_emplace(call.stream, call.enter_ns);
+    if (!inserted && call.enter_ns >= it->second) {
+      prev_wait_[call.stream] = it->second;
+      it->second = call.enter_ns;
+    }
+  }
+  RingDeque<ApiCall>& calls = MutableThread(call.thread).calls;
+  if (calls.empty() || calls.back().enter_ns <= call.enter_ns) {
+    calls.push_back(call);
+  } else {  // rare: a record out of order; insert in place
+    calls.insert_sorted(call, [](const ApiCall& a, const ApiCall& b) { return a.enter_ns < b.enter_ns; });
+  }
+  if (calls.size() > max_calls_) {
+    calls.pop_front();
+    ++folded_;
+  }
+}
+
+void HostHistory::AddSample(const Sample& sample) {
+  RingDeque<Sample>& samples = MutableThread(sample.thread).samples;
+  if (samples.empty() || samples.back().time_ns <= sample.time_ns) {
+    samples.push_back(sample);
+  } else {
+    samples.insert_sorted(sample, [](const Sample& a, const Sample& b) { return a.time_ns < b.time_ns; });
+  }
+  if (samples.size() > max_calls_) samples.pop_front();
+}
+
+const ApiCall* HostHistory::FindCorrelated(uint32_t correlation) const {
+  if (correlation == 0) return nullptr;
+  const Slot& slot = ring_[correlation & mask_];
+  if (!slot.used || slot.call.correlation != correlation) return nullptr;
+  return &slot.call;
+}
+
+ThreadHistory& HostHistory::MutableThread(uint64_t tid) {
+  if (cached_ != nullptr && cached_tid_ == tid) return *cached_;
+  auto [it, inserted] = threads_.try_emplace(tid);
+  cached_tid_ = tid;
+  cached_ = &it->second;  // an insertion may have moved the others: the cache holds only this one
+  return *cached_;
+}
+
+const ThreadHistory* HostHistory::Thread(uint64_t tid) const {
+  if (cached_ != nullptr && cached_tid_ == tid) return cached_;
+  auto it = threads_.find(tid);
+  return it == threads_.end() ? nullptr : &it->second;
+}
+
+TimeNs HostHistory::LastStreamWaitBefore(uint64_t stream, TimeNs t) const {
+  if (last_wait_.empty()) return -1;
+  auto it = last_wait_.find(stream);
+  if (it == last_wait_.end()) return -1;
+  if (it->second <= t) return it->second;
+  auto prev = prev_wait_.find(stream);
+  return prev != prev_wait_.end() && prev->second <= t ? prev->second : -1;
+}
+
+namespace {
+void Prune(ThreadHistory& h, TimeNs t) {
+  auto& calls = h.calls;
+  // Keep the last call that exited before t: it may be the preceding call of the next gap.
+  while (calls.size() >= 2 && calls[1].exit_ns < t) calls.pop_front();
+  // Keep the last sample before t too: it stands for time up to the midpoint with the next one.
+  while (h.samples.size() >= 2 && h.samples[1].time_ns < t) h.samples.pop_front();
+}
+}  // namespace
+
+size_t HostHistory::retained() const {
+  size_t n = 0;
+  for (const auto& [tid, h] : threads_) n += h.calls.size() + h.samples.size();
+  return n;
+}
+
+void HostHistory::PruneBefore(TimeNs t) {
+  for (auto& [tid, h] : threads_) Prune(h, t);
+}
+
+void HostHistory::PruneThreadBefore(uint64_t tid, TimeNs t) {
+  if (cached_ != nullptr && cached_tid_ == tid) return Prune(*cached_, t);
+  auto it = threads_.find(tid);
+  if (it != threads_.end()) Prune(it->second, t);
+}
+
+}  // namespace gs::analyzer
