@@ -14,11 +14,11 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "agent/agent.h"
-#include "agent/config.h"
+#include "agent/core/agent.h"
+#include "agent/core/config.h"
 #include "agent/nvtx/nvtx_injection.h"
 #include "agent/cupti/gpu_capture_source.h"
-#include "shim/cuda_api.h"
+#include "agent/capture/cuda_api.h"
 #include "shim/interposed_call.h"
 
 #define GS_EXPORT extern "C" __attribute__((visibility("default")))

@@ -18,10 +18,10 @@
 #include <atomic>
 #include <cstdint>
 
-#include "agent/agent.h"
-#include "agent/clock.h"
-#include "agent/cupti/capture_thread_state.h"
-#include "shim/cuda_api.h"
+#include "agent/core/agent.h"
+#include "agent/core/clock.h"
+#include "agent/capture/capture_thread_state.h"
+#include "agent/capture/cuda_api.h"
 
 namespace gs {
 namespace shim {

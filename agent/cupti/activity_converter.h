@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "agent/events.h"
+#include "agent/record/events.h"
 
 namespace gs {
 

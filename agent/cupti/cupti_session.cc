@@ -3,11 +3,11 @@
 
 #include <cstring>
 
-#include "agent/clock.h"
-#include "agent/cupti/api_call_builder.h"
-#include "agent/cupti/capture_thread_state.h"
-#include "agent/cupti/host_memory_map.h"
-#include "shim/cuda_api.h"
+#include "agent/core/clock.h"
+#include "agent/capture/api_call_builder.h"
+#include "agent/capture/capture_thread_state.h"
+#include "agent/capture/host_memory_map.h"
+#include "agent/capture/cuda_api.h"
 
 namespace gs {
 namespace {

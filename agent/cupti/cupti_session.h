@@ -5,7 +5,7 @@
 // callback BEFORE enabling any activity kind (so every record is on the agent's clock), thread id
 // type SYSTEM, cuptiSubscribe_v2 under the name "gpustall", activity buffer callbacks served from
 // a bounded pool, the activity kinds, the runtime-API callbacks of every function in
-// shim/cuda_api.def, and a periodic flush.
+// agent/capture/cuda_api.def, and a periodic flush.
 //
 // Callbacks (application threads, inside the real runtime function):
 //   * API_ENTER inside a shim wrapper: stash the correlation id for the wrapper
@@ -27,7 +27,7 @@
 #include "agent/cupti/activity_buffer_pool.h"
 #include "agent/cupti/activity_converter.h"
 #include "agent/cupti/cupti_library.h"
-#include "agent/recorder.h"
+#include "agent/record/recorder.h"
 
 namespace gs {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/clock.h"
-#include "agent/cupti/capture_thread_state.h"
+#include "agent/core/clock.h"
+#include "agent/capture/capture_thread_state.h"
 #include "simgpu.h"
 
 namespace gs {

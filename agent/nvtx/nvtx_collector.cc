@@ -10,8 +10,8 @@
 #include <new>
 #include <type_traits>
 
-#include "agent/clock.h"
-#include "agent/ring.h"
+#include "agent/core/clock.h"
+#include "agent/record/ring.h"
 #include "proto/batch_codec.h"
 
 namespace gs {

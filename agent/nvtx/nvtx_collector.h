@@ -41,7 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "agent/chunk_contributor.h"
+#include "agent/writer/chunk_contributor.h"
 
 namespace gs {
 namespace nvtx {

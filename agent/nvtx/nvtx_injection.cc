@@ -7,8 +7,8 @@
 #include <cstring>
 #include <cwchar>
 
-#include "agent/agent.h"
-#include "agent/config.h"
+#include "agent/core/agent.h"
+#include "agent/core/config.h"
 #include "agent/nvtx/nvtx_collector.h"
 
 // Types only (nvToolsExt.h includes nvtxDetail/nvtxTypes.h): the agent is the implementation

@@ -51,14 +51,14 @@
 #include <string>
 #include <vector>
 
-#include "agent/chunk_contributor.h"
+#include "agent/writer/chunk_contributor.h"
 #include "agent/python/python_stacks.h"
-#include "agent/ring.h"
-#include "agent/ring_pool.h"
+#include "agent/record/ring.h"
+#include "agent/record/ring_pool.h"
 #include "agent/sampler/proc_fd_source.h"
 #include "agent/sampler/signal_stack_sampler.h"
 #include "agent/sampler/task_proc.h"
-#include "agent/stack_capture.h"
+#include "agent/stacks/stack_capture.h"
 
 namespace gs {
 
