@@ -35,7 +35,7 @@ inline void* RealFunction(CudaApi api) {
   return f != nullptr ? f : ResolveRealFunction(api);
 }
 
-// The capture source built by the agent's factory (shim/agent_link.cc), or nullptr.
+// The capture source built by the agent's factory (MakeSourceForShim in injection.cc), or nullptr.
 extern std::atomic<CaptureSource*> g_capture_source;
 // GS_STACKS != none.
 extern std::atomic<bool> g_capture_stacks;

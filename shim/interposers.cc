@@ -7,7 +7,7 @@
 //
 // Exported unversioned (the anonymous version script gsagent.map.in): the runtime's symbols carry
 // the version `libcudart.so.13`, and a wrapper under a named version node of its own would
-// silently stop interposing (cupti-13.md §6.3).
+// silently stop interposing (agent/cupti/NOTES.md §5).
 #include <cerrno>
 
 #include "agent/capture/cuda_api.h"

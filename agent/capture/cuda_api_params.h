@@ -17,7 +17,7 @@ typedef struct gs_no_params {
 
 // __cudaLaunchKernel{,_ptsz} (cbids 505/506, new in CUDA 13). The toolkit ships no params struct;
 // this assumes CUPTI passes the arguments in declaration order, as it does for cudaLaunchKernel
-// (cupti-13.md §3.2, unconfirmed on a GPU: §10 U2). The interposer path does not depend on it.
+// (agent/cupti/NOTES.md §2, unconfirmed on a GPU: §8 U2). The interposer path does not depend on it.
 typedef struct gs_cudaLaunchKernel_v13000_params {
   cudaKernel_t kernel;
   dim3 gridDim;

@@ -195,7 +195,7 @@ void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, cons
     slot.state.store(kFree, std::memory_order_release);
     return;
   }
-  GpuActivity& a = slot.activity;
+  GpuActivityEvent& a = slot.activity;
   std::memset(&a, 0, sizeof(a));
   a.source = ActivitySource::kEventPair;
   a.correlation_id = correlation_id;
@@ -239,7 +239,7 @@ bool EventPairTimer::Convert(int device, Slot& slot, bool forced) {
             rt_->EventElapsedTime(&start_ms, ref.event, slot.start) == cudaSuccess &&
             rt_->EventElapsedTime(&end_ms, ref.event, slot.end) == cudaSuccess;
   if (ok) {
-    GpuActivity a = slot.activity;
+    GpuActivityEvent a = slot.activity;
     a.start_ns = ref.host_ns + static_cast<uint64_t>(std::llround(static_cast<double>(start_ms) * 1e6));
     a.end_ns = ref.host_ns + static_cast<uint64_t>(std::llround(static_cast<double>(end_ms) * 1e6));
     if (a.end_ns > slot.end_bound_ns) a.end_ns = slot.end_bound_ns;

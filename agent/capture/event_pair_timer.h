@@ -1,6 +1,6 @@
 // event_pair_timer.h — GPU timing without CUPTI: the agent records a pair of CUDA events around
 // each piece of GPU work the shim intercepts, on the application's own stream, and later turns the
-// completed pair into a GpuActivity (ActivitySource::kEventPair). This is HPCToolkit's CPU–GPU
+// completed pair into a GpuActivityEvent (ActivitySource::kEventPair). This is HPCToolkit's CPU–GPU
 // blame-shifting technique; it sees only what the interposers see (no static runtimes, no work
 // inside cuBLAS/cuDNN/NCCL), and the trace's capture mode says so.
 //
@@ -62,7 +62,7 @@ class EventPairTimer {
   uint64_t overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
   uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
 
-  // The agent's small stream id for a cudaStream_t (GpuActivity.stream_id in this mode): stable for
+  // The agent's small stream id for a cudaStream_t (GpuActivityEvent.stream_id in this mode): stable for
   // the life of the process, 1-based; 0 if the table is full.
   uint32_t StreamId(uint64_t stream);
 
@@ -78,7 +78,7 @@ class EventPairTimer {
     // finished when the call returns), or UINT64_MAX. The end event can land later than the work
     // when other threads queue work on a shared stream (the legacy default stream) in between.
     uint64_t end_bound_ns = 0;
-    GpuActivity activity{};       // everything but the times
+    GpuActivityEvent activity{};       // everything but the times
   };
   struct Reference {
     cudaEvent_t event = nullptr;

@@ -1,6 +1,6 @@
 // agent.h — the agent's lifecycle, as the composition root in shim/ sees it.
 //
-// One process-wide Agent (agent.cc) owns the Config, the per-thread rings, the stack capturer,
+// One process-wide Agent (agent/core/) owns the Config, the per-thread rings, the stack capturer,
 // the writer thread and the CaptureSource. The shim never sees those parts: it asks for the
 // Recorder, and it forwards the injection entry points and exec to the functions below.
 //
@@ -76,7 +76,7 @@ enum class AgentState : int {
   kDisabled = 3,    // GS_ENABLE=0/GS_DISABLE=1, bad GS_* value, or an internal/I-O failure
   kFinished = 4,    // final flush at exit done
   kStandby = 5,     // GS_ON_DEMAND=1: activated and listening for gsctl, not recording; a capture
-                    // window switches to kActive and back (agent/control/, "on demand" in agent.cc)
+                    // window switches to kActive and back (agent/control/capture_windows.h, core/on_demand.cc)
 };
 AgentState AgentCurrentState();
 

@@ -42,7 +42,7 @@ class FakeSource : public CaptureSource {
   void Flush(bool forced) override {
     // A forced flush (exit/exec) hands over one last record: it must reach the file.
     if (forced && recorder_ != nullptr && !stopped_) {
-      GpuActivity a{};
+      GpuActivityEvent a{};
       a.start_ns = 1;
       a.end_ns = 2;
       a.kind = ActivityKind::kKernel;

@@ -163,7 +163,7 @@ TEST(ConfigTest, MarkdownTableHasARowPerSetting) {
   EXPECT_THAT(table, HasSubstr("| `GS_STACK_DEPTH` | `32` | 1–128 |"));
 }
 
-// The settings' security checks (issue 8): paths that would make the agent write outside its
+// The settings' security checks: paths that would make the agent write outside its
 // output location or load code it was not told about are refused with one line naming the
 // variable and the reason; sane paths are accepted.
 TEST(ConfigSecurityTest, OutputWithDotDotComponentIsRefused) {

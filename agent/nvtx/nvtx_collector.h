@@ -1,5 +1,5 @@
 // nvtx_collector.h — NVTX ranges, marks and thread names, from the application's threads to the
-// trace (issue 5). nvtx_injection.h fills NVTX's callback tables with functions that call the
+// trace. nvtx_injection.h fills NVTX's callback tables with functions that call the
 // collector; the TraceWriter drains it as a ChunkContributor.
 //
 // Hot path (an NVTX call on an application thread): one thread-local pointer, one clock read, a

@@ -1,4 +1,4 @@
-// nvtx_injection.h — the agent as an NVTX v3 injection library (cupti-13.md §5).
+// nvtx_injection.h — the agent as an NVTX v3 injection library (agent/cupti/NOTES.md §4).
 //
 // NVTX is header-only: every module (executable or shared library) that uses it has its own
 // function-pointer tables, and on its first NVTX call it dlopens the library named by

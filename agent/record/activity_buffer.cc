@@ -10,7 +10,7 @@ void ActivityBuffer::Init(size_t capacity) {
   waiting_.reserve(capacity);
 }
 
-void ActivityBuffer::Add(const GpuActivity& activity) {
+void ActivityBuffer::Add(const GpuActivityEvent& activity) {
   std::lock_guard<std::mutex> lock(mu_);
   if (waiting_.size() >= capacity_) {
     dropped_.fetch_add(1, std::memory_order_relaxed);

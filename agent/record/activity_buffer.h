@@ -24,7 +24,7 @@
 namespace gs {
 
 struct PendingActivity {
-  GpuActivity activity;  // activity.name is NOT valid here: use name_index
+  GpuActivityEvent activity;  // activity.name is NOT valid here: use name_index
   uint32_t name_index;   // 0 = no name; else 1 + index into the name table
 };
 
@@ -34,7 +34,7 @@ class ActivityBuffer {
   void Init(size_t capacity);
 
   // Copies `activity` (and its name). Drops and counts when `capacity` records are waiting.
-  void Add(const GpuActivity& activity);
+  void Add(const GpuActivityEvent& activity);
 
   // Writer: swaps the waiting records into `*out` (cleared first; its capacity is reused).
   void TakeAll(std::vector<PendingActivity>* out);

@@ -65,8 +65,8 @@ struct ApiCallEvent {
   MemKind dst_kind;
   uint8_t flags;            // ApiFlags
   uint16_t device;
-  // Added by agent-core: the fields above take 56 bytes; this keeps the record at the 64 bytes
-  // the ring layout assumes (and leaves room for a later field). Always zero for now.
+  // The fields above take 56 bytes; this keeps the record at the 64 bytes the ring layout
+  // assumes (and leaves room for a later field). Always zero for now.
   uint8_t reserved[8];
 };
 static_assert(sizeof(ApiCallEvent) == 64, "ApiCallEvent is a fixed-size ring record");
@@ -86,7 +86,7 @@ enum class ActivityKind : uint8_t {
   kCollective = 7,
 };
 
-// Where a GpuActivity's timing came from.
+// Where a GpuActivityEvent's timing came from.
 enum class ActivitySource : uint8_t {
   kCupti = 1,       // CUPTI activity record
   kEventPair = 2,   // fallback: cudaEvent pair recorded by the agent around intercepted work
@@ -94,7 +94,7 @@ enum class ActivitySource : uint8_t {
 
 // One piece of GPU work (or a CUPTI sync/memory record), already on CLOCK_MONOTONIC.
 // Produced off the application's hot path (CUPTI buffer-completed callback, fallback poller).
-struct GpuActivity {
+struct GpuActivityEvent {
   uint64_t start_ns;
   uint64_t end_ns;
   uint64_t bytes;
@@ -113,10 +113,9 @@ struct GpuActivity {
   uint8_t pad[2];
   const char* name;         // kernel name; the recorder copies it before returning
 };
-// agent-core: the fields take 60 bytes and `name` is 8-aligned, so the record is 72 bytes (it
-// never goes through a ring: ActivityBuffer stores it in a vector). The original assert said 64,
-// which no layout of these fields can meet.
-static_assert(sizeof(GpuActivity) == 72, "GpuActivity is a fixed-size record");
+// The fields take 60 bytes and `name` is 8-aligned, so the record is 72 bytes (it never goes
+// through a ring: ActivityBuffer stores it in a vector).
+static_assert(sizeof(GpuActivityEvent) == 72, "GpuActivityEvent is a fixed-size record");
 
 }  // namespace gs
 

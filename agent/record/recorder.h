@@ -29,7 +29,7 @@ class Recorder {
 
   // GPU work and CUPTI records, off the application's hot path (CUPTI's buffer thread, the
   // fallback poller). May take locks; copies activity.name before returning.
-  virtual void RecordGpuActivity(const GpuActivity& activity) = 0;
+  virtual void RecordGpuActivity(const GpuActivityEvent& activity) = 0;
 
   // Counters the capture side cannot avoid losing (CUPTI's dropped records, fallback overflow).
   virtual void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) = 0;

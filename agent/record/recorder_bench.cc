@@ -26,7 +26,7 @@ class NullRecorder final : public Recorder {
  public:
   bool enabled() const override { return true; }
   void RecordApiCall(const ApiCallEvent& event, bool, int) override { benchmark::DoNotOptimize(&event); }
-  void RecordGpuActivity(const GpuActivity&) override {}
+  void RecordGpuActivity(const GpuActivityEvent&) override {}
   void AddDropped(uint64_t, uint64_t) override {}
   void SetCaptureMode(const char*, const char*) override {}
 };

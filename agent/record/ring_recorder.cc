@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 namespace gs {
 namespace {
@@ -138,7 +139,7 @@ ThreadRing* RingRecorder::ClaimRingUnguarded() {
   return ring;
 }
 
-void RingRecorder::RecordGpuActivity(const GpuActivity& activity) {
+void RingRecorder::RecordGpuActivity(const GpuActivityEvent& activity) {
   if (!enabled_.load(std::memory_order_relaxed)) return;
   activities_.Add(activity);
 }
@@ -165,6 +166,18 @@ bool RingRecorder::TakeCaptureMode(std::string* mode, std::string* detail) {
 }
 
 bool RingRecorder::CallingThreadInRecord() { return t_slot.busy; }
+
+void RingRecorder::DiscardPending() {
+  for (size_t i = 0; i < pool_->ring_count(); ++i) {
+    ThreadRing& ring = pool_->ring(i);
+    const int state = ring.state.load(std::memory_order_acquire);
+    if (state != ThreadRing::kOwned && state != ThreadRing::kExited) continue;
+    ring.ring.Drain([](const RingRecordHeader&) {});
+    if (state == ThreadRing::kExited) RingPool::Recycle(&ring);
+  }
+  std::vector<PendingActivity> stale;
+  activities_.TakeAll(&stale);
+}
 
 ApiCallView RingRecorder::View(const RingRecordHeader& record) {
   static_assert(sizeof(PythonFrameRef) == sizeof(uint64_t), "Python frames take one PC slot each");

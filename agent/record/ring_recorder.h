@@ -59,12 +59,16 @@ class RingRecorder final : public Recorder {
   // --- Recorder ---
   bool enabled() const override { return enabled_.load(std::memory_order_relaxed); }
   void RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) override;
-  void RecordGpuActivity(const GpuActivity& activity) override;
+  void RecordGpuActivity(const GpuActivityEvent& activity) override;
   void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) override;
   void SetCaptureMode(const char* mode, const char* detail) override;
 
   // --- control path ---
   void SetEnabled(bool enabled) { enabled_.store(enabled, std::memory_order_relaxed); }
+  // Drops every record still waiting in the rings and the activity buffer: records that threads
+  // left between on-demand windows (a call in flight when the last window stopped) belong to no
+  // window. Only while no writer thread runs (it takes the consumer side of the rings).
+  void DiscardPending();
 
   // --- writer side ---
   RingPool& pool() { return *pool_; }

@@ -1,4 +1,4 @@
-// sampler.h — the wall-clock sampler (issue 5, "Sampler"): GS_SAMPLE_HZ times a second, for each
+// sampler.h — the wall-clock sampler: GS_SAMPLE_HZ times a second, for each
 // target thread, its state (running, or blocked in what), its CPU time, and its stack.
 //
 // Targets: the threads that own a ring in the RingPool (the threads that issue CUDA work), or,

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "agent/core/clock.h"
+#include "agent/writer/trace_enums.h"
 #include "agent/python/fault_guard.h"
 #include "proto/format.h"
 #include "proto/framing.h"
@@ -130,8 +131,8 @@ void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call) {
   r.result = e.result;
   r.device = e.device;
   r.copy_kind = e.copy_kind;
-  r.src_kind = static_cast<pb::MemKind>(e.src_kind);
-  r.dst_kind = static_cast<pb::MemKind>(e.dst_kind);
+  r.src_kind = ToTrace(e.src_kind);
+  r.dst_kind = ToTrace(e.dst_kind);
   r.flags = e.flags;
   auto [it, inserted] = batch_of_thread_.try_emplace(tid, api_encoders_.size());
   if (inserted) {
@@ -165,8 +166,8 @@ uint32_t TraceWriter::FunctionId(const ApiCallEvent& e) {
     f->set_name(name != nullptr ? std::string(name)
                                 : (e.source == ApiSource::kCuptiCallback ? "cupti_cbid_" : "api_") +
                                       std::to_string(e.api_id));
-    f->set_api_class(static_cast<pb::ApiClass>(e.api_class));
-    f->set_source(static_cast<pb::ApiSource>(e.source));
+    f->set_api_class(ToTrace(e.api_class));
+    f->set_source(ToTrace(e.source));
     f->set_raw_id(e.api_id);
     tables_changed_ = true;
   }
@@ -288,7 +289,7 @@ void TraceWriter::DrainActivities() {
   ActivityBuffer& buffer = recorder_->activities();
   buffer.TakeAll(&activities_);
   for (const PendingActivity& pending : activities_) {
-    const GpuActivity& a = pending.activity;
+    const GpuActivityEvent& a = pending.activity;
     trace::GpuActivityRecord r;
     r.start_ns = a.start_ns;
     r.end_ns = a.end_ns < a.start_ns ? a.start_ns : a.end_ns;
@@ -305,11 +306,11 @@ void TraceWriter::DrainActivities() {
       if (id == 0) id = InternString(buffer.NameAt(pending.name_index));
       r.name = id;
     }
-    r.kind = static_cast<pb::ActivityKind>(a.kind);
-    r.source = static_cast<pb::ActivitySource>(a.source);
+    r.kind = ToTrace(a.kind);
+    r.source = ToTrace(a.source);
     r.copy_kind = a.copy_kind;
-    r.src_kind = static_cast<pb::MemKind>(a.src_kind);
-    r.dst_kind = static_cast<pb::MemKind>(a.dst_kind);
+    r.src_kind = ToTrace(a.src_kind);
+    r.dst_kind = ToTrace(a.dst_kind);
     r.flags = a.flags;
     if (!activity_batch_open_) {
       activity_encoder_.Begin(chunk_.add_activities(), r.start_ns);

@@ -103,7 +103,7 @@ TEST(TraceWriterTest, EventsRoundTripThroughTheReader) {
     other_tid = static_cast<uint64_t>(gettid());
   });
   other.join();
-  GpuActivity a{};
+  GpuActivityEvent a{};
   a.start_ns = 1500000;
   a.end_ns = 1600000;
   a.correlation_id = 3;
