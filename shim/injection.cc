@@ -15,10 +15,10 @@
 #include <cstdlib>
 
 #include "agent/core/agent.h"
-#include "agent/core/config.h"
+#include "agent/core/config/config.h"
 #include "agent/nvtx/nvtx_injection.h"
 #include "agent/cupti/gpu_capture_source.h"
-#include "agent/capture/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 #include "shim/interposed_call.h"
 
 #define GS_EXPORT extern "C" __attribute__((visibility("default")))

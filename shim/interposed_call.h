@@ -21,7 +21,7 @@
 #include "agent/core/agent.h"
 #include "agent/core/clock.h"
 #include "agent/capture/capture_thread_state.h"
-#include "agent/capture/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 
 namespace gs {
 namespace shim {

@@ -10,7 +10,7 @@
 // silently stop interposing (agent/cupti/NOTES.md §5).
 #include <cerrno>
 
-#include "agent/capture/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 #include "shim/interposed_call.h"
 
 #define GS_INTERPOSER __attribute__((visibility("default")))
@@ -36,5 +36,5 @@
     errno = errno_after_call;                                                                    \
     return result;                                                                               \
   }
-#include "agent/capture/cuda_api.def"
+#include "agent/capture/cuda_api/cuda_api.def"
 #undef GS_CUDA_API

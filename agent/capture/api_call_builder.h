@@ -9,7 +9,7 @@
 
 #include "agent/capture/host_memory_map.h"
 #include "agent/record/events.h"
-#include "agent/capture/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 
 namespace gs {
 

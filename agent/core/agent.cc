@@ -18,7 +18,7 @@
 #include "agent/core/agent_parts.h"
 #include "agent/core/clock.h"
 #include "agent/core/log.h"
-#include "agent/core/output_path.h"
+#include "agent/core/config/output_path.h"
 #include "agent/core/process_info.h"
 
 namespace gs {

@@ -25,7 +25,7 @@
 
 #include "agent/writer/api_name.h"
 #include "agent/capture/capture_source.h"
-#include "agent/core/config.h"
+#include "agent/core/config/config.h"
 #include "agent/record/recorder.h"
 
 namespace gs {

@@ -25,7 +25,7 @@
 #include "agent/control/capture_windows.h"
 #include "agent/control/control_socket.h"
 #include "agent/core/agent.h"
-#include "agent/core/config.h"
+#include "agent/core/config/config.h"
 #include "agent/core/mutex.h"
 #include "agent/python/python_stacks.h"
 #include "agent/record/ring_pool.h"

@@ -9,7 +9,7 @@
 
 #include "agent/core/clock.h"
 #include "agent/core/process_info.h"
-#include "agent/nvtx/nvtx_injection.h"
+#include "agent/nvtx/nvtx_collector.h"
 #include "proto/format.h"
 
 #ifndef GS_AGENT_VERSION

@@ -7,7 +7,7 @@
 #include "agent/capture/api_call_builder.h"
 #include "agent/capture/capture_thread_state.h"
 #include "agent/capture/host_memory_map.h"
-#include "agent/capture/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 
 namespace gs {
 namespace {

@@ -5,7 +5,7 @@
 // callback BEFORE enabling any activity kind (so every record is on the agent's clock), thread id
 // type SYSTEM, cuptiSubscribe_v2 under the name "gpustall", activity buffer callbacks served from
 // a bounded pool, the activity kinds, the runtime-API callbacks of every function in
-// agent/capture/cuda_api.def, and a periodic flush.
+// agent/capture/cuda_api/cuda_api.def, and a periodic flush.
 //
 // Callbacks (application threads, inside the real runtime function):
 //   * API_ENTER inside a shim wrapper: stash the correlation id for the wrapper

@@ -1,7 +1,7 @@
 // gpu_capture_source.cc
 #include "agent/cupti/gpu_capture_source.h"
 
-#include "agent/core/config.h"
+#include "agent/core/config/config.h"
 #include "agent/capture/host_memory_map.h"
 #include "agent/core/log.h"
 

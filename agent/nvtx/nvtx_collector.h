@@ -139,6 +139,12 @@ const void* RegisterString(const void* domain, const char* text, size_t len);
 const void* CreateDomain(const char* name, size_t len);
 
 }  // namespace nvtx
+
+// True when NVTX ranges will reach this process's trace: NVTX was injected already, or
+// NVTX_INJECTION64_PATH names the library this code is part of (so the first NVTX call of any
+// module will inject it). For CaptureInfo.nvtx at activation. Allocates: not for hot paths.
+bool NvtxCaptureExpected();
+
 }  // namespace gs
 
 #endif  // GPUSTALL_AGENT_NVTX_NVTX_COLLECTOR_H_

@@ -31,11 +31,6 @@ using NvtxGetExportTable = const void* (*)(uint32_t export_table_id);
 
 int NvtxInitializeInjection(NvtxGetExportTable get_export_table);
 
-// True when NVTX ranges will reach this process's trace: NVTX was injected already, or
-// NVTX_INJECTION64_PATH names the library this code is part of (so the first NVTX call of any
-// module will inject it). For CaptureInfo.nvtx at activation. Allocates: not for hot paths.
-bool NvtxCaptureExpected();
-
 }  // namespace gs
 
 #endif  // GPUSTALL_AGENT_NVTX_NVTX_INJECTION_H_

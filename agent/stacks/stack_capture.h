@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "agent/core/config.h"
+#include "agent/core/config/config.h"
 
 namespace gs {
 

@@ -4,8 +4,8 @@
 // Why these exist: cuda_api.def evaluates its STREAM/BYTES/... expressions on a params struct, so
 // that the interposer (which builds one from its arguments) and the CUPTI callback (which receives
 // one as functionParams) share one description of every call.
-#ifndef GPUSTALL_AGENT_CAPTURE_CUDA_API_PARAMS_H_
-#define GPUSTALL_AGENT_CAPTURE_CUDA_API_PARAMS_H_
+#ifndef GPUSTALL_AGENT_CAPTURE_CUDA_API_CUDA_API_PARAMS_H_
+#define GPUSTALL_AGENT_CAPTURE_CUDA_API_CUDA_API_PARAMS_H_
 
 #include <cuda_runtime_api.h>
 
@@ -29,4 +29,4 @@ typedef struct gs_cudaLaunchKernel_v13000_params {
 
 }  // extern "C"
 
-#endif  // GPUSTALL_AGENT_CAPTURE_CUDA_API_PARAMS_H_
+#endif  // GPUSTALL_AGENT_CAPTURE_CUDA_API_CUDA_API_PARAMS_H_

@@ -1,5 +1,5 @@
 // cuda_api.cc — the descriptor table and CUPTI decoding, derived from cuda_api.def.
-#include "agent/capture/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 
 namespace gs {
 
@@ -7,7 +7,7 @@ const CudaApiInfo kCudaApiInfo[kCudaApiCount] = {
 #define GS_CUDA_API(NAME, CBID, PARAMS_T, CLASS, FLAGS, EFFECT, ...)                         \
   {#NAME, CUPTI_RUNTIME_TRACE_CBID_##CBID, ApiClass::CLASS, static_cast<uint8_t>(FLAGS),     \
    CudaApiEffect::EFFECT, ApiClass::CLASS != ApiClass::kOther},
-#include "agent/capture/cuda_api.def"
+#include "agent/capture/cuda_api/cuda_api.def"
 #undef GS_CUDA_API
 };
 
@@ -17,7 +17,7 @@ bool CudaApiFromCupti(uint32_t cbid, CudaApi* api) {
   case CUPTI_RUNTIME_TRACE_CBID_##CBID: \
     *api = CudaApi::k_##NAME;           \
     return true;
-#include "agent/capture/cuda_api.def"
+#include "agent/capture/cuda_api/cuda_api.def"
 #undef GS_CUDA_API
     default:
       return false;
@@ -32,7 +32,7 @@ CudaCallFacts CudaFactsFromCuptiParams(CudaApi api, const void* params, bool ok)
     const PARAMS_T& p = params ? *static_cast<const PARAMS_T*>(params) : kNone;          \
     return CudaFactsOf_##NAME(p, ok);                                                    \
   }
-#include "agent/capture/cuda_api.def"
+#include "agent/capture/cuda_api/cuda_api.def"
 #undef GS_CUDA_API
     case CudaApi::kCount:
       break;

@@ -1,6 +1,6 @@
 // cuda_api_test.cc — the table derived from cuda_api.def describes the calls correctly, and the
 // CUPTI path decodes a callback's params struct into the same facts as the interposer path.
-#include "agent/capture/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 
 #include <gtest/gtest.h>
 

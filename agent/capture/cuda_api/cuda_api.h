@@ -7,8 +7,8 @@
 //   * the agent names api ids in the trace with it (CudaApiName).
 //
 // Everything here is constant data and pure functions: thread-safe, no allocation.
-#ifndef GPUSTALL_AGENT_CAPTURE_CUDA_API_H_
-#define GPUSTALL_AGENT_CAPTURE_CUDA_API_H_
+#ifndef GPUSTALL_AGENT_CAPTURE_CUDA_API_CUDA_API_H_
+#define GPUSTALL_AGENT_CAPTURE_CUDA_API_CUDA_API_H_
 
 #include <cuda_runtime_api.h>
 // cupti.h brings the cbids and generated_cuda_runtime_api_meta.h (which has no include guard,
@@ -19,14 +19,14 @@
 #include <cstdint>
 
 #include "agent/record/events.h"
-#include "agent/capture/cuda_api_params.h"
+#include "agent/capture/cuda_api/cuda_api_params.h"
 
 namespace gs {
 
 // One enumerator per row of cuda_api.def: k_cudaMemcpy, k_cudaMemcpyAsync_ptsz, ...
 enum class CudaApi : uint16_t {
 #define GS_CUDA_API(NAME, ...) k_##NAME,
-#include "agent/capture/cuda_api.def"
+#include "agent/capture/cuda_api/cuda_api.def"
 #undef GS_CUDA_API
   kCount
 };
@@ -104,7 +104,7 @@ inline const void* ToPtr(T* p) { return p; }
     f.copy_kind = static_cast<int>(COPY_KIND);                                                    \
     return f;                                                                                     \
   }
-#include "agent/capture/cuda_api.def"
+#include "agent/capture/cuda_api/cuda_api.def"
 #undef GS_CUDA_API
 
 // The table row of a CUPTI runtime-API cbid, if the table has one.
@@ -121,4 +121,4 @@ const char* CudaApiName(ApiSource source, uint16_t api_id);
 
 }  // namespace gs
 
-#endif  // GPUSTALL_AGENT_CAPTURE_CUDA_API_H_
+#endif  // GPUSTALL_AGENT_CAPTURE_CUDA_API_CUDA_API_H_

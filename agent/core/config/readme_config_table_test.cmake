@@ -12,6 +12,6 @@ string(STRIP "${in_readme}" in_readme)
 string(STRIP "${generated}" generated)
 if(NOT in_readme STREQUAL generated)
   message(FATAL_ERROR "README.md's GS_* table differs from config_table.h. Regenerate it:\n"
-                      "  build/agent/core/gs_config_doc, and paste between the GS_CONFIG_TABLE markers.\n"
+                      "  build/agent/core/config/gs_config_doc, and paste between the GS_CONFIG_TABLE markers.\n"
                       "--- generated ---\n${generated}\n--- README ---\n${in_readme}")
 endif()

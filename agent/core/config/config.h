@@ -6,15 +6,15 @@
 //
 // Thread safety: Config is a plain value; ParseConfig is reentrant (it allocates: call it on the
 // activation path, never on a recording hot path).
-#ifndef GPUSTALL_AGENT_CORE_CONFIG_H_
-#define GPUSTALL_AGENT_CORE_CONFIG_H_
+#ifndef GPUSTALL_AGENT_CORE_CONFIG_CONFIG_H_
+#define GPUSTALL_AGENT_CORE_CONFIG_CONFIG_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "agent/core/config_table.h"
+#include "agent/core/config/config_table.h"
 #include "agent/core/log.h"
 
 namespace gs {
@@ -75,4 +75,4 @@ std::string ConfigMarkdownTable();
 
 }  // namespace gs
 
-#endif  // GPUSTALL_AGENT_CORE_CONFIG_H_
+#endif  // GPUSTALL_AGENT_CORE_CONFIG_CONFIG_H_

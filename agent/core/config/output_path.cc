@@ -1,4 +1,4 @@
-#include "agent/core/output_path.h"
+#include "agent/core/config/output_path.h"
 
 #include <sys/stat.h>
 #include <time.h>

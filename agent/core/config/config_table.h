@@ -17,8 +17,8 @@
 //   lo, hi   accepted range for kInt (ignored otherwise)
 //   choices  accepted words for kEnum, '|'-separated, in enum order (ignored otherwise)
 //   doc      one sentence for the README
-#ifndef GPUSTALL_AGENT_CORE_CONFIG_TABLE_H_
-#define GPUSTALL_AGENT_CORE_CONFIG_TABLE_H_
+#ifndef GPUSTALL_AGENT_CORE_CONFIG_CONFIG_TABLE_H_
+#define GPUSTALL_AGENT_CORE_CONFIG_CONFIG_TABLE_H_
 
 #define GS_CONFIG_SETTINGS(X)                                                                    \
   X(output, std::string, kOutputPattern, GS_OUTPUT, "./gpustall-%h-%p.gstrace", 0, 0, "",         \
@@ -59,4 +59,4 @@
     "1: load dormant (nothing recorded) and listen for gsctl, which starts and stops capture "   \
     "windows, one trace file each (gsrun --on-demand).")
 
-#endif  // GPUSTALL_AGENT_CORE_CONFIG_TABLE_H_
+#endif  // GPUSTALL_AGENT_CORE_CONFIG_CONFIG_TABLE_H_

@@ -1,4 +1,4 @@
-#include "agent/core/config.h"
+#include "agent/core/config/config.h"
 
 #include <map>
 #include <string>

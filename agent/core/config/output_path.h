@@ -6,8 +6,8 @@
 // child whose pattern has no %p gets ".<pid>" appended, so it never truncates its parent's file.
 //
 // Thread safety: pure functions (ExpandOutputPath stats the folder).
-#ifndef GPUSTALL_AGENT_CORE_OUTPUT_PATH_H_
-#define GPUSTALL_AGENT_CORE_OUTPUT_PATH_H_
+#ifndef GPUSTALL_AGENT_CORE_CONFIG_OUTPUT_PATH_H_
+#define GPUSTALL_AGENT_CORE_CONFIG_OUTPUT_PATH_H_
 
 #include <cstdint>
 #include <optional>
@@ -27,4 +27,4 @@ std::string ExpandOutputPath(const std::string& pattern, const OutputPathFacts& 
 
 }  // namespace gs
 
-#endif  // GPUSTALL_AGENT_CORE_OUTPUT_PATH_H_
+#endif  // GPUSTALL_AGENT_CORE_CONFIG_OUTPUT_PATH_H_
