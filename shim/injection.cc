@@ -1,11 +1,11 @@
 // injection.cc — the library's entry points other than the CUDA wrappers:
 //   * InitializeInjection, which the CUDA driver calls when CUDA_INJECTION64_PATH names this
-//     library (cupti-13.md §1); the agent makes it idempotent and never initialises twice when
+//     library (agent/cupti/NOTES.md §1); the agent makes it idempotent and never initialises twice when
 //     LD_PRELOAD loaded the same file;
 //   * the library constructor, which only registers the capture source factory (no threads, no
-//     files, no CUDA: a process that never uses CUDA must not notice us, cupti-13.md §8.2);
+//     files, no CUDA: a process that never uses CUDA must not notice us, agent/cupti/NOTES.md §6);
 //   * InitializeInjectionNvtx2, which NVTX v3 calls (once per module that uses NVTX) when
-//     NVTX_INJECTION64_PATH names this library (cupti-13.md §5; agent/nvtx/nvtx_injection.h);
+//     NVTX_INJECTION64_PATH names this library (agent/cupti/NOTES.md §4; agent/nvtx/nvtx_injection.h);
 //   * exec interposers, which flush the trace of this process image before it is replaced.
 #include <dlfcn.h>
 
@@ -14,11 +14,11 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "agent/agent.h"
-#include "agent/config.h"
+#include "agent/core/agent.h"
+#include "agent/core/config/config.h"
 #include "agent/nvtx/nvtx_injection.h"
 #include "agent/cupti/gpu_capture_source.h"
-#include "shim/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 #include "shim/interposed_call.h"
 
 #define GS_EXPORT extern "C" __attribute__((visibility("default")))
@@ -41,13 +41,13 @@ const char* ApiNameForTrace(gs::ApiSource source, uint16_t api_id) {
 }
 
 // Under LD_PRELOAD, also ask the driver to call our InitializeInjection at cuInit
-// (cupti-13.md §1.4, §9): programs that reach the runtime without going through the interposers
+// (agent/cupti/NOTES.md §1, §7): programs that reach the runtime without going through the interposers
 // (Python's ctypes looks symbols up in libcudart's own scope; statically linked runtimes) then
 // still activate the agent, and CUPTI sees their calls. The same file is loaded, so glibc hands the
 // driver this very instance: one agent either way. A value someone else set (Nsight, "none") is
 // left alone.
 //
-// NVTX_INJECTION64_PATH likewise (cupti-13.md §5.1): NVTX v3 is header-only and cannot be
+// NVTX_INJECTION64_PATH likewise (agent/cupti/NOTES.md §4): NVTX v3 is header-only and cannot be
 // interposed; each module that uses it reads this variable at its first NVTX call and dlopens the
 // library it names, which then returns this very instance. Set before main, every module sees it.
 void PointInjectionAtSelf(const char* variable) {

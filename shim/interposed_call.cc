@@ -3,9 +3,9 @@
 
 #include <cstring>
 
-#include "agent/cupti/api_call_builder.h"
-#include "agent/cupti/cuda_runtime_symbols.h"
-#include "agent/cupti/host_memory_map.h"
+#include "agent/capture/api_call_builder.h"
+#include "agent/capture/cuda_runtime_symbols.h"
+#include "agent/capture/host_memory_map.h"
 
 namespace gs {
 namespace shim {

@@ -18,10 +18,10 @@
 #include <atomic>
 #include <cstdint>
 
-#include "agent/agent.h"
-#include "agent/clock.h"
-#include "agent/cupti/capture_thread_state.h"
-#include "shim/cuda_api.h"
+#include "agent/core/agent.h"
+#include "agent/core/clock.h"
+#include "agent/capture/capture_thread_state.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 
 namespace gs {
 namespace shim {
@@ -35,7 +35,7 @@ inline void* RealFunction(CudaApi api) {
   return f != nullptr ? f : ResolveRealFunction(api);
 }
 
-// The capture source built by the agent's factory (shim/agent_link.cc), or nullptr.
+// The capture source built by the agent's factory (MakeSourceForShim in injection.cc), or nullptr.
 extern std::atomic<CaptureSource*> g_capture_source;
 // GS_STACKS != none.
 extern std::atomic<bool> g_capture_stacks;

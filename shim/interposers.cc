@@ -7,10 +7,10 @@
 //
 // Exported unversioned (the anonymous version script gsagent.map.in): the runtime's symbols carry
 // the version `libcudart.so.13`, and a wrapper under a named version node of its own would
-// silently stop interposing (cupti-13.md §6.3).
+// silently stop interposing (agent/cupti/NOTES.md §5).
 #include <cerrno>
 
-#include "shim/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 #include "shim/interposed_call.h"
 
 #define GS_INTERPOSER __attribute__((visibility("default")))
@@ -36,5 +36,5 @@
     errno = errno_after_call;                                                                    \
     return result;                                                                               \
   }
-#include "shim/cuda_api.def"
+#include "agent/capture/cuda_api/cuda_api.def"
 #undef GS_CUDA_API

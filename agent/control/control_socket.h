@@ -1,6 +1,6 @@
 // control_socket.h — the on-demand listener: one UNIX socket per process, served by one thread.
 //
-// With GS_ON_DEMAND=1 the agent activates dormant (agent/agent.cc) and starts a ControlListener:
+// With GS_ON_DEMAND=1 the agent activates dormant (agent/core/on_demand.cc) and starts a ControlListener:
 // it binds <run folder>/<pid>.sock (run_folder.h), and a background thread ("gpustall-ctl")
 // blocks in poll() on it. Each connection carries one request line and gets one reply line
 // (command.h). The listener turns `start`/`stop` into WindowController calls, and stops a window

@@ -6,7 +6,7 @@
 namespace gs {
 namespace {
 
-void Clear(GpuActivity* out) { std::memset(out, 0, sizeof(*out)); }
+void Clear(GpuActivityEvent* out) { std::memset(out, 0, sizeof(*out)); }
 
 MemKind ToMemKind(uint32_t cupti_memory_kind) {
   return cupti_memory_kind <= static_cast<uint32_t>(MemKind::kManaged)
@@ -37,7 +37,7 @@ uint32_t ActivityConverter::DeviceOfContext(uint32_t context_id) const {
   return 0;  // unknown: most processes use one device, and device 0 first
 }
 
-bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivity* out) {
+bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* out) {
   Clear(out);
   out->source = ActivitySource::kCupti;
   switch (record->kind) {

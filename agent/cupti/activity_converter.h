@@ -1,4 +1,4 @@
-// activity_converter.h — CUPTI 13 activity records → GpuActivity.
+// activity_converter.h — CUPTI 13 activity records → GpuActivityEvent.
 //
 // Pure functions over in-memory records, so tests feed it real CUpti_Activity* structs built by
 // hand (no CUPTI needed). The timestamps are taken as they are: the CUPTI session registers a
@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "agent/events.h"
+#include "agent/record/events.h"
 
 namespace gs {
 
@@ -22,7 +22,7 @@ class ActivityConverter {
  public:
   // Converts one record. Returns false for kinds the trace does not carry (OVERHEAD, ...), and
   // counts records without timestamps (start == end == 0, a sign of a full device buffer).
-  bool Convert(const CUpti_Activity* record, GpuActivity* out);
+  bool Convert(const CUpti_Activity* record, GpuActivityEvent* out);
 
   uint64_t records_without_timestamps() const { return records_without_timestamps_; }
   uint64_t overhead_records() const { return overhead_records_; }

@@ -26,7 +26,7 @@ TEST(ActivityConverterTest, KernelRecord) {
   k.correlationId = 42;
   k.name = "train_step";
   ActivityConverter c;
-  GpuActivity a;
+  GpuActivityEvent a;
   ASSERT_TRUE(c.Convert(reinterpret_cast<CUpti_Activity*>(&k), &a));
   EXPECT_EQ(a.kind, ActivityKind::kKernel);
   EXPECT_EQ(a.source, ActivitySource::kCupti);
@@ -50,7 +50,7 @@ TEST(ActivityConverterTest, MemcpyKeepsPageableAndPinnedKinds) {
   m.end = 20;
   m.correlationId = 9;
   ActivityConverter c;
-  GpuActivity a;
+  GpuActivityEvent a;
   ASSERT_TRUE(c.Convert(reinterpret_cast<CUpti_Activity*>(&m), &a));
   EXPECT_EQ(a.kind, ActivityKind::kMemcpy);
   EXPECT_EQ(a.copy_kind, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
@@ -62,7 +62,7 @@ TEST(ActivityConverterTest, MemcpyKeepsPageableAndPinnedKinds) {
 
 TEST(ActivityConverterTest, SyncRecordTakesDeviceFromItsContext) {
   ActivityConverter c;
-  GpuActivity a;
+  GpuActivityEvent a;
   auto k = Zeroed<CUpti_ActivityKernel10>();
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.deviceId = 3;
@@ -87,7 +87,7 @@ TEST(ActivityConverterTest, SyncRecordTakesDeviceFromItsContext) {
 
 TEST(ActivityConverterTest, MemoryRecordsAreAllocOrFree) {
   ActivityConverter c;
-  GpuActivity a;
+  GpuActivityEvent a;
   auto m = Zeroed<CUpti_ActivityMemory4>();
   m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
   m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
@@ -107,7 +107,7 @@ TEST(ActivityConverterTest, MemoryRecordsAreAllocOrFree) {
 
 TEST(ActivityConverterTest, OverheadIsSkippedAndMissingTimestampsCounted) {
   ActivityConverter c;
-  GpuActivity a;
+  GpuActivityEvent a;
   auto o = Zeroed<CUpti_ActivityOverhead3>();
   o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
   EXPECT_FALSE(c.Convert(reinterpret_cast<CUpti_Activity*>(&o), &a));

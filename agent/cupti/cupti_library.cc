@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "agent/cupti/cuda_runtime_symbols.h"
+#include "agent/capture/cuda_runtime_symbols.h"
 
 namespace gs {
 namespace {

@@ -3,11 +3,11 @@
 
 #include <cstring>
 
-#include "agent/clock.h"
-#include "agent/cupti/api_call_builder.h"
-#include "agent/cupti/capture_thread_state.h"
-#include "agent/cupti/host_memory_map.h"
-#include "shim/cuda_api.h"
+#include "agent/core/clock.h"
+#include "agent/capture/api_call_builder.h"
+#include "agent/capture/capture_thread_state.h"
+#include "agent/capture/host_memory_map.h"
+#include "agent/capture/cuda_api/cuda_api.h"
 
 namespace gs {
 namespace {
@@ -140,7 +140,7 @@ void CuptiSession::Stop() {
   if (state_.load(std::memory_order_acquire) != kRunning) return;
   library_.fn.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   // No unsubscribe/disable/finalize at exit: CUPTI's teardown at exit is where the known hangs and
-  // crashes live (cupti-13.md §4.6); a stopped session only ignores what still arrives.
+  // crashes live (agent/cupti/NOTES.md §3); a stopped session only ignores what still arrives.
   state_.store(kStopped, std::memory_order_release);
 }
 
@@ -280,7 +280,7 @@ void CuptiSession::ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t*
   while (convert_busy_.exchange(true, std::memory_order_acquire)) {
   }
   CUpti_Activity* record = nullptr;
-  GpuActivity activity;
+  GpuActivityEvent activity;
   while (library_.fn.cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
     if (converter_.Convert(record, &activity)) recorder_->RecordGpuActivity(activity);
   }

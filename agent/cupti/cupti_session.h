@@ -1,11 +1,11 @@
 // cupti_session.h — the agent's CUPTI subscription: callbacks on the runtime API and activity
 // records, both delivered to a Recorder on the agent's clock.
 //
-// Start follows cupti-13.md §9: load libcupti (dlopen), register a CLOCK_MONOTONIC timestamp
+// Start follows agent/cupti/NOTES.md §7: load libcupti (dlopen), register a CLOCK_MONOTONIC timestamp
 // callback BEFORE enabling any activity kind (so every record is on the agent's clock), thread id
 // type SYSTEM, cuptiSubscribe_v2 under the name "gpustall", activity buffer callbacks served from
 // a bounded pool, the activity kinds, the runtime-API callbacks of every function in
-// shim/cuda_api.def, and a periodic flush.
+// agent/capture/cuda_api/cuda_api.def, and a periodic flush.
 //
 // Callbacks (application threads, inside the real runtime function):
 //   * API_ENTER inside a shim wrapper: stash the correlation id for the wrapper
@@ -13,7 +13,7 @@
 //   * otherwise (a runtime the shim cannot see: static cudart, library-embedded runtimes, ctypes):
 //     remember the enter time in correlationData and, at API_EXIT, record the call itself
 //     (ApiSource::kCuptiCallback) with its stack.
-// Activity buffers (CUPTI's thread, or a flushing thread): records → GpuActivity → Recorder.
+// Activity buffers (CUPTI's thread, or a flushing thread): records → GpuActivityEvent → Recorder.
 //
 // Thread safety: Start/Flush/Stop are serialised by the owner. At most one session per process
 // (CUPTI allows one subscriber). OnForkChild never calls CUPTI.
@@ -27,7 +27,7 @@
 #include "agent/cupti/activity_buffer_pool.h"
 #include "agent/cupti/activity_converter.h"
 #include "agent/cupti/cupti_library.h"
-#include "agent/recorder.h"
+#include "agent/record/recorder.h"
 
 namespace gs {
 

@@ -1,9 +1,9 @@
 // gpu_capture_source.cc
 #include "agent/cupti/gpu_capture_source.h"
 
-#include "agent/config.h"
-#include "agent/cupti/host_memory_map.h"
-#include "agent/log.h"
+#include "agent/core/config/config.h"
+#include "agent/capture/host_memory_map.h"
+#include "agent/core/log.h"
 
 namespace gs {
 

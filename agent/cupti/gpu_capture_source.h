@@ -7,7 +7,7 @@
 // (`gpustall: ...`), records the capture mode in the trace, and times the work the shim intercepts
 // with event pairs instead.
 //
-// Thread safety: as CaptureSource (agent/capture_source.h). TakeCorrelationId, wants_event_pairs,
+// Thread safety: as CaptureSource (agent/capture/capture_source.h). TakeCorrelationId, wants_event_pairs,
 // BeforeGpuWork and AfterGpuWork are called on application threads, concurrently.
 #ifndef GPUSTALL_AGENT_CUPTI_GPU_CAPTURE_SOURCE_H_
 #define GPUSTALL_AGENT_CUPTI_GPU_CAPTURE_SOURCE_H_
@@ -15,9 +15,9 @@
 #include <atomic>
 #include <string>
 
-#include "agent/capture_source.h"
+#include "agent/capture/capture_source.h"
 #include "agent/cupti/cupti_session.h"
-#include "agent/cupti/event_pair_timer.h"
+#include "agent/capture/event_pair_timer.h"
 
 namespace gs {
 
@@ -59,7 +59,7 @@ class GpuCaptureSource final : public CaptureSource {
   std::string detail_;
 };
 
-// The CaptureSourceFactory the shim registers with the agent (agent/agent.h): builds the source
+// The CaptureSourceFactory the shim registers with the agent (agent/core/agent.h): builds the source
 // from the validated Config (GS_CUPTI, GS_CUPTI_LIBRARY, GS_STACKS).
 CaptureSource* MakeGpuCaptureSource(const Config& config);
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/clock.h"
-#include "agent/cupti/capture_thread_state.h"
+#include "agent/core/clock.h"
+#include "agent/capture/capture_thread_state.h"
 #include "simgpu.h"
 
 namespace gs {
@@ -24,7 +24,7 @@ class MemoryRecorder : public Recorder {
     std::lock_guard<std::mutex> lock(mu);
     calls.push_back(event);
   }
-  void RecordGpuActivity(const GpuActivity& activity) override {
+  void RecordGpuActivity(const GpuActivityEvent& activity) override {
     std::lock_guard<std::mutex> lock(mu);
     activities.push_back(activity);
     names.push_back(activity.name ? activity.name : "");
@@ -36,7 +36,7 @@ class MemoryRecorder : public Recorder {
   }
   std::mutex mu;
   std::vector<ApiCallEvent> calls;
-  std::vector<GpuActivity> activities;
+  std::vector<GpuActivityEvent> activities;
   std::vector<std::string> names;
   uint64_t dropped = 0;
   std::string mode, detail;
@@ -76,7 +76,7 @@ TEST(GpuCaptureSourceTest, CuptiThenEventPairs) {
   ASSERT_NE(launch_corr, 0u);
   bool found = false;
   for (size_t i = 0; i < recorder.activities.size(); ++i) {
-    const GpuActivity& a = recorder.activities[i];
+    const GpuActivityEvent& a = recorder.activities[i];
     if (a.kind != ActivityKind::kKernel) continue;
     found = true;
     EXPECT_EQ(a.correlation_id, launch_corr);
@@ -120,7 +120,7 @@ TEST(GpuCaptureSourceTest, CuptiThenEventPairs) {
   fallback.Stop();
   std::lock_guard<std::mutex> lock(pair_recorder.mu);
   ASSERT_EQ(pair_recorder.activities.size(), 1u);
-  const GpuActivity& a = pair_recorder.activities[0];
+  const GpuActivityEvent& a = pair_recorder.activities[0];
   EXPECT_EQ(a.source, ActivitySource::kEventPair);
   EXPECT_EQ(a.kind, ActivityKind::kKernel);
   EXPECT_EQ(a.correlation_id, 0x80000007u);

@@ -11,7 +11,7 @@
 #include <deque>
 #include <utility>
 
-#include "agent/clock.h"
+#include "agent/core/clock.h"
 
 namespace gs {
 namespace {

@@ -44,7 +44,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "agent/chunk_contributor.h"
+#include "agent/writer/chunk_contributor.h"
 #include "agent/host_stats/proc_parse.h"
 
 namespace gs {

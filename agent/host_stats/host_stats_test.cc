@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/clock.h"
+#include "agent/core/clock.h"
 #include "agent/host_stats/host_stats_collector.h"
 #include "agent/host_stats/proc_parse.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,5 @@
 // nvtx_collector.h — NVTX ranges, marks and thread names, from the application's threads to the
-// trace (issue 5). nvtx_injection.h fills NVTX's callback tables with functions that call the
+// trace. nvtx_injection.h fills NVTX's callback tables with functions that call the
 // collector; the TraceWriter drains it as a ChunkContributor.
 //
 // Hot path (an NVTX call on an application thread): one thread-local pointer, one clock read, a
@@ -41,7 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "agent/chunk_contributor.h"
+#include "agent/writer/chunk_contributor.h"
 
 namespace gs {
 namespace nvtx {
@@ -139,6 +139,12 @@ const void* RegisterString(const void* domain, const char* text, size_t len);
 const void* CreateDomain(const char* name, size_t len);
 
 }  // namespace nvtx
+
+// True when NVTX ranges will reach this process's trace: NVTX was injected already, or
+// NVTX_INJECTION64_PATH names the library this code is part of (so the first NVTX call of any
+// module will inject it). For CaptureInfo.nvtx at activation. Allocates: not for hot paths.
+bool NvtxCaptureExpected();
+
 }  // namespace gs
 
 #endif  // GPUSTALL_AGENT_NVTX_NVTX_COLLECTOR_H_

@@ -1,14 +1,12 @@
 #include "agent/nvtx/nvtx_injection.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include <cstring>
 #include <cwchar>
 
-#include "agent/agent.h"
-#include "agent/config.h"
+#include "agent/core/agent.h"
+#include "agent/core/config/config.h"
 #include "agent/nvtx/nvtx_collector.h"
 
 // Types only (nvToolsExt.h includes nvtxDetail/nvtxTypes.h): the agent is the implementation
@@ -235,19 +233,6 @@ int NvtxInitializeInjection(NvtxGetExportTable get_export_table) {
     any = true;
   }
   return any ? 1 : 0;
-}
-
-bool NvtxCaptureExpected() {
-  if (nvtx::NvtxCollector::Instance().started()) return true;
-  const char* path = getenv("NVTX_INJECTION64_PATH");
-  if (path == nullptr || path[0] == '\0') return false;
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&NvtxInitializeInjection), &info) == 0 || info.dli_fname == nullptr)
-    return false;
-  // The same file (dlopen dedups by inode too), whatever the spelling of the path.
-  struct stat named, self;
-  return stat(path, &named) == 0 && stat(info.dli_fname, &self) == 0 && named.st_dev == self.st_dev &&
-         named.st_ino == self.st_ino;
 }
 
 }  // namespace gs

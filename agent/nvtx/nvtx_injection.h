@@ -1,4 +1,4 @@
-// nvtx_injection.h — the agent as an NVTX v3 injection library (cupti-13.md §5).
+// nvtx_injection.h — the agent as an NVTX v3 injection library (agent/cupti/NOTES.md §4).
 //
 // NVTX is header-only: every module (executable or shared library) that uses it has its own
 // function-pointer tables, and on its first NVTX call it dlopens the library named by
@@ -30,11 +30,6 @@ namespace gs {
 using NvtxGetExportTable = const void* (*)(uint32_t export_table_id);
 
 int NvtxInitializeInjection(NvtxGetExportTable get_export_table);
-
-// True when NVTX ranges will reach this process's trace: NVTX was injected already, or
-// NVTX_INJECTION64_PATH names the library this code is part of (so the first NVTX call of any
-// module will inject it). For CaptureInfo.nvtx at activation. Allocates: not for hot paths.
-bool NvtxCaptureExpected();
 
 }  // namespace gs
 

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/clock.h"
+#include "agent/core/clock.h"
 #include "agent/nvtx/nvtx_collector.h"
 #include "gtest/gtest.h"
 #include "proto/batch_codec.h"

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "agent/clock.h"
-#include "agent/log.h"
+#include "agent/core/clock.h"
+#include "agent/core/log.h"
 #include "proto/batch_codec.h"
 
 namespace gs {

@@ -1,4 +1,4 @@
-// sampler.h — the wall-clock sampler (issue 5, "Sampler"): GS_SAMPLE_HZ times a second, for each
+// sampler.h — the wall-clock sampler: GS_SAMPLE_HZ times a second, for each
 // target thread, its state (running, or blocked in what), its CPU time, and its stack.
 //
 // Targets: the threads that own a ring in the RingPool (the threads that issue CUDA work), or,
@@ -51,14 +51,14 @@
 #include <string>
 #include <vector>
 
-#include "agent/chunk_contributor.h"
+#include "agent/writer/chunk_contributor.h"
 #include "agent/python/python_stacks.h"
-#include "agent/ring.h"
-#include "agent/ring_pool.h"
+#include "agent/record/ring.h"
+#include "agent/record/ring_pool.h"
 #include "agent/sampler/proc_fd_source.h"
 #include "agent/sampler/signal_stack_sampler.h"
 #include "agent/sampler/task_proc.h"
-#include "agent/stack_capture.h"
+#include "agent/stacks/stack_capture.h"
 
 namespace gs {
 

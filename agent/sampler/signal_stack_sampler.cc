@@ -13,8 +13,8 @@
 #include <cstring>
 #include <new>
 
-#include "agent/clock.h"
-#include "agent/ring_recorder.h"
+#include "agent/core/clock.h"
+#include "agent/record/ring_recorder.h"
 
 namespace gs {
 namespace {

@@ -45,7 +45,7 @@
 #include <string>
 
 #include "agent/python/python_stacks.h"
-#include "agent/stack_capture.h"
+#include "agent/stacks/stack_capture.h"
 
 namespace gs {
 

@@ -1,7 +1,7 @@
 // wait_classifier.h — what a sampled thread is doing, from the kernel's view of it: running, or
 // blocked in which system call on what kind of file.
 //
-// The mapping (issue 5: "running on CPU, or blocked, with what it is blocked in"):
+// The mapping (running on CPU, or blocked, with what it is blocked in):
 //   stat R                                   RUNNING
 //   stat D                                   IO_WAIT (uninterruptible: disk, NFS)
 //   read/pread/readv/recv*/accept/write...   IO_WAIT; on an eventfd LOCK_WAIT, a timerfd IDLE

@@ -418,7 +418,7 @@ def case_file_size_limit(args):
         check(os.path.getsize(path) <= limit, "the trace is larger than RLIMIT_FSIZE")
     # A short job: everything is written by the final flush at exit, on the application's own
     # thread, where SIGXFSZ is not blocked: the agent must refuse the write, not let the kernel
-    # kill the job for it (agent/trace_file.cc checks RLIMIT_FSIZE before each write).
+    # kill the job for it (agent/writer/trace_file.cc checks RLIMIT_FSIZE before each write).
     shutil.rmtree(c.out)
     os.makedirs(c.out)
     cmd = [args.app, "steps", "5"]

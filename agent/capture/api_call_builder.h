@@ -1,0 +1,36 @@
+// api_call_builder.h — turns one intercepted (or CUPTI-reported) CUDA call into an ApiCallEvent, and
+// applies what the call changed to the agent's view of host memory.
+//
+// Shared by the shim's wrappers and the CUPTI callback path, so that a call carries the same
+// fields whichever way it was caught. Pure functions over the arguments plus lock-free reads of the
+// HostMemoryMap: safe on the application's hot path.
+#ifndef GPUSTALL_AGENT_CAPTURE_API_CALL_BUILDER_H_
+#define GPUSTALL_AGENT_CAPTURE_API_CALL_BUILDER_H_
+
+#include "agent/capture/host_memory_map.h"
+#include "agent/record/events.h"
+#include "agent/capture/cuda_api/cuda_api.h"
+
+namespace gs {
+
+// Host/device memory kinds of a copy's source and destination. Host sides are looked up in `map`
+// (pinned or managed if known, else pageable); with cudaMemcpyDefault (unified addressing) a
+// pointer the map does not know is kUnknown, since it may be device memory.
+void ClassifyCopy(int copy_kind, const void* dst, const void* src, const HostMemoryMap& map,
+                  MemKind* dst_kind, MemKind* src_kind);
+
+// Fills every field of `event` from the table row and facts, except enter_ns/exit_ns/correlation_id
+// (the caller's) and source (set to `source`). `api_id` is what the trace names the call by: the
+// table index for the interposer, the CUPTI cbid for callbacks.
+void BuildApiCallEvent(CudaApi api, const CudaCallFacts& facts, int result, int device,
+                       ApiSource source, uint16_t api_id, const HostMemoryMap& map,
+                       ApiCallEvent* event);
+
+// Applies the call's CudaApiEffect (pinned/managed ranges, current device) after it returned.
+// Only successful calls change anything.
+void ApplyCallEffect(CudaApi api, const CudaCallFacts& facts, bool ok, const void* params,
+                     HostMemoryMap& map);
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_CAPTURE_API_CALL_BUILDER_H_

@@ -1,0 +1,52 @@
+// capture_thread_state.h — what the capture side knows about the calling thread.
+//
+// Shared by the shim's wrappers and the CUPTI callback, which run on the same application thread
+// (the CUPTI API_ENTER callback fires inside the real runtime function the wrapper called):
+//   * the wrapper marks "inside an interposed call" so that its own nested CUDA calls fall straight
+//     through, and so that the CUPTI callback leaves the recording to the wrapper and only hands it
+//     the correlation id;
+//   * the current device, kept by the cudaSetDevice wrapper (a runtime's current device is per
+//     thread), so records carry it without a cudaGetDevice call per record.
+//
+// Why a plain struct in a thread_local: a wrapper's fast path must cost a TLS load, nothing more;
+// it needs no constructor or destructor (zero-initialised TLS), so it is safe in threads that exit,
+// in forked children and during teardown.
+#ifndef GPUSTALL_AGENT_CAPTURE_CAPTURE_THREAD_STATE_H_
+#define GPUSTALL_AGENT_CAPTURE_CAPTURE_THREAD_STATE_H_
+
+#include <cstdint>
+
+namespace gs {
+
+struct CaptureThreadState {
+  // > 0 while the thread is inside an interposed call (or inside the agent's own CUDA calls).
+  int interposer_depth;
+  // Set by the CUPTI API_ENTER callback while interposer_depth > 0 (first one wins: the outermost
+  // runtime call of the wrapper); taken and cleared by the wrapper.
+  uint32_t pending_correlation_id;
+  // Current device ordinal, as last set by cudaSetDevice on this thread (0 by default).
+  int32_t device;
+  // Event-pair fallback: the start event slot claimed by BeforeGpuWork, -1 when none. Stored as
+  // slot + 1 so that zero-initialised TLS means "none".
+  int32_t pending_pair_slot_plus_one;
+};
+
+// The calling thread's state (zero-initialised on first use).
+CaptureThreadState& ThisThreadCaptureState();
+
+// RAII: marks the thread as inside the agent's own CUDA/CUPTI work, so that the shim passes those
+// calls straight through and the CUPTI callback ignores them.
+class ScopedAgentCudaCall {
+ public:
+  ScopedAgentCudaCall() : state_(ThisThreadCaptureState()) { ++state_.interposer_depth; }
+  ~ScopedAgentCudaCall() { --state_.interposer_depth; }
+  ScopedAgentCudaCall(const ScopedAgentCudaCall&) = delete;
+  ScopedAgentCudaCall& operator=(const ScopedAgentCudaCall&) = delete;
+
+ private:
+  CaptureThreadState& state_;
+};
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_CAPTURE_CAPTURE_THREAD_STATE_H_

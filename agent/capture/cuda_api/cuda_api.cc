@@ -1,0 +1,51 @@
+// cuda_api.cc — the descriptor table and CUPTI decoding, derived from cuda_api.def.
+#include "agent/capture/cuda_api/cuda_api.h"
+
+namespace gs {
+
+const CudaApiInfo kCudaApiInfo[kCudaApiCount] = {
+#define GS_CUDA_API(NAME, CBID, PARAMS_T, CLASS, FLAGS, EFFECT, ...)                         \
+  {#NAME, CUPTI_RUNTIME_TRACE_CBID_##CBID, ApiClass::CLASS, static_cast<uint8_t>(FLAGS),     \
+   CudaApiEffect::EFFECT, ApiClass::CLASS != ApiClass::kOther},
+#include "agent/capture/cuda_api/cuda_api.def"
+#undef GS_CUDA_API
+};
+
+bool CudaApiFromCupti(uint32_t cbid, CudaApi* api) {
+  switch (cbid) {
+#define GS_CUDA_API(NAME, CBID, ...)      \
+  case CUPTI_RUNTIME_TRACE_CBID_##CBID: \
+    *api = CudaApi::k_##NAME;           \
+    return true;
+#include "agent/capture/cuda_api/cuda_api.def"
+#undef GS_CUDA_API
+    default:
+      return false;
+  }
+}
+
+CudaCallFacts CudaFactsFromCuptiParams(CudaApi api, const void* params, bool ok) {
+  switch (api) {
+#define GS_CUDA_API(NAME, CBID, PARAMS_T, ...)                                           \
+  case CudaApi::k_##NAME: {                                                              \
+    static const PARAMS_T kNone{};                                                       \
+    const PARAMS_T& p = params ? *static_cast<const PARAMS_T*>(params) : kNone;          \
+    return CudaFactsOf_##NAME(p, ok);                                                    \
+  }
+#include "agent/capture/cuda_api/cuda_api.def"
+#undef GS_CUDA_API
+    case CudaApi::kCount:
+      break;
+  }
+  return CudaCallFacts{};
+}
+
+const char* CudaApiName(ApiSource source, uint16_t api_id) {
+  if (source == ApiSource::kInterposer) {
+    return api_id < kCudaApiCount ? kCudaApiInfo[api_id].name : nullptr;
+  }
+  CudaApi api;
+  return CudaApiFromCupti(api_id, &api) ? InfoOf(api).name : nullptr;
+}
+
+}  // namespace gs

@@ -1,0 +1,325 @@
+// event_pair_timer.cc
+#include "agent/capture/event_pair_timer.h"
+
+#include <cupti_activity.h>
+#include <time.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "agent/core/clock.h"
+#include "agent/capture/capture_thread_state.h"
+#include "agent/capture/cuda_runtime_symbols.h"
+
+namespace gs {
+
+// The real runtime functions, resolved past the shim (dlsym RTLD_NEXT): the agent's own event
+// records must neither recurse into the interposers nor show up as the application's calls.
+struct EventPairTimer::Runtime {
+  decltype(&::cudaEventCreateWithFlags) EventCreateWithFlags;
+  decltype(&::cudaEventRecord) EventRecord;
+  decltype(&::cudaEventQuery) EventQuery;
+  decltype(&::cudaEventSynchronize) EventSynchronize;
+  decltype(&::cudaEventElapsedTime) EventElapsedTime;
+  decltype(&::cudaStreamCreateWithFlags) StreamCreateWithFlags;
+  decltype(&::cudaSetDevice) SetDevice;
+};
+
+namespace {
+
+template <typename F>
+bool Find(const char* name, F* out) {
+  *out = reinterpret_cast<F>(FindCudaRuntimeSymbol(name));
+  return *out != nullptr;
+}
+
+uint8_t CuptiCopyKind(const ApiCallEvent& call) {
+  switch (call.copy_kind) {
+    case cudaMemcpyHostToDevice: return CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    case cudaMemcpyDeviceToHost: return CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+    case cudaMemcpyDeviceToDevice: return CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+    case cudaMemcpyHostToHost: return CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
+    default: break;
+  }
+  const bool src_host = call.src_kind == MemKind::kPinned || call.src_kind == MemKind::kPageable;
+  const bool dst_host = call.dst_kind == MemKind::kPinned || call.dst_kind == MemKind::kPageable;
+  if (src_host && !dst_host) return CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  if (!src_host && dst_host) return CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+  return CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN;
+}
+
+// Synchronous copies whose device work is finished when the call returns: to host memory, and
+// from pinned host memory (a pageable host-to-device copy may return once the data is staged).
+bool CompletesBeforeReturn(const ApiCallEvent& call) {
+  if (call.api_class != ApiClass::kMemcpy || (call.flags & kApiFlagAsync) != 0) return false;
+  const bool dst_host = call.dst_kind == MemKind::kPageable || call.dst_kind == MemKind::kPinned;
+  return dst_host || call.src_kind == MemKind::kPinned;
+}
+
+void SleepMs(int ms) {
+  timespec ts{0, static_cast<long>(ms) * 1000000L};
+  nanosleep(&ts, nullptr);
+}
+
+}  // namespace
+
+bool EventPairTimer::Start(Recorder& recorder) {
+  auto* rt = new Runtime{};
+  if (!Find("cudaEventCreateWithFlags", &rt->EventCreateWithFlags) ||
+      !Find("cudaEventRecord", &rt->EventRecord) || !Find("cudaEventQuery", &rt->EventQuery) ||
+      !Find("cudaEventSynchronize", &rt->EventSynchronize) ||
+      !Find("cudaEventElapsedTime", &rt->EventElapsedTime) ||
+      !Find("cudaStreamCreateWithFlags", &rt->StreamCreateWithFlags) ||
+      !Find("cudaSetDevice", &rt->SetDevice)) {
+    delete rt;
+    return false;
+  }
+  rt_ = rt;
+  recorder_ = &recorder;
+  devices_ = new Device[kMaxDevices];
+  stop_.store(false, std::memory_order_relaxed);
+  running_.store(true, std::memory_order_release);
+  poller_ = new std::thread([this] { PollerLoop(); });
+  return true;
+}
+
+void EventPairTimer::PollerLoop() {
+  ScopedAgentCudaCall agent_thread;  // every CUDA call of this thread is the agent's own
+  while (!stop_.load(std::memory_order_acquire)) {
+    SleepMs(in_flight_.load(std::memory_order_relaxed) > 0 ? 2 : 10);
+    Poll(false);
+  }
+}
+
+bool EventPairTimer::TakeReference(int device, int index) {
+  Device& d = devices_[device];
+  Reference& ref = d.references[index];
+  if (ref.event == nullptr && rt_->EventCreateWithFlags(&ref.event, cudaEventDefault) != cudaSuccess) {
+    ref.event = nullptr;
+    return false;
+  }
+  // The device stamps the event when it reaches it, which on our idle stream is when the record
+  // call submits it: somewhere inside [before, after] of the record call. A thread preempted
+  // inside the call widens that window (milliseconds on a loaded machine), so the record is
+  // retried until the window is narrow. (The synchronize is outside the window: waking up from it
+  // may take far longer than the device needed.)
+  constexpr uint64_t kNarrowWindowNs = 50'000;
+  constexpr int kAttempts = 8;
+  uint64_t before = 0, after = 0;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    before = MonotonicNs();
+    if (rt_->EventRecord(ref.event, d.stream) != cudaSuccess) return false;
+    after = MonotonicNs();
+    if (rt_->EventSynchronize(ref.event) != cudaSuccess) return false;
+    if (after - before <= kNarrowWindowNs) break;
+  }
+  ref.host_ns = before + (after - before) / 2;
+  ref.generation.fetch_add(1, std::memory_order_acq_rel);
+  return true;
+}
+
+bool EventPairTimer::EnsureDevice(int device) {
+  Device& d = devices_[device];
+  if (d.ready.load(std::memory_order_acquire)) return true;
+  std::lock_guard<std::mutex> lock(d.init_mutex);
+  if (d.ready.load(std::memory_order_relaxed)) return true;
+  // On the application thread, whose current device is `device`.
+  if (d.stream == nullptr &&
+      rt_->StreamCreateWithFlags(&d.stream, cudaStreamNonBlocking) != cudaSuccess) {
+    d.stream = nullptr;
+    return false;
+  }
+  if (!TakeReference(device, 0)) return false;
+  d.current.store(0, std::memory_order_release);
+  d.ready.store(true, std::memory_order_release);
+  return true;
+}
+
+void EventPairTimer::BeforeGpuWork(uint64_t stream) {
+  CaptureThreadState& thread = ThisThreadCaptureState();
+  thread.pending_pair_slot_plus_one = 0;
+  if (!running_.load(std::memory_order_acquire)) return;
+  const int device = thread.device;
+  if (device < 0 || device >= kMaxDevices || !EnsureDevice(device)) {
+    failed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Device& d = devices_[device];
+  static thread_local uint32_t hint = 0;
+  Slot* slot = nullptr;
+  int index = 0;
+  for (int i = 0; i < kSlotsPerDevice; ++i) {
+    index = static_cast<int>((hint + static_cast<uint32_t>(i)) % kSlotsPerDevice);
+    uint32_t expected = kFree;
+    if (d.slots[index].state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
+      slot = &d.slots[index];
+      hint = static_cast<uint32_t>(index) + 1;
+      break;
+    }
+  }
+  if (slot == nullptr) {
+    overflowed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (slot->start == nullptr) {
+    // Created on first use, on a thread whose current device is the slot's device.
+    if (rt_->EventCreateWithFlags(&slot->start, cudaEventDefault) != cudaSuccess ||
+        rt_->EventCreateWithFlags(&slot->end, cudaEventDefault) != cudaSuccess) {
+      slot->start = slot->end = nullptr;  // leaks at most one event; retried next time
+      slot->state.store(kFree, std::memory_order_release);
+      failed_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  slot->reference = d.current.load(std::memory_order_acquire);
+  slot->reference_generation = d.references[slot->reference].generation.load(std::memory_order_acquire);
+  if (rt_->EventRecord(slot->start, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
+    slot->state.store(kFree, std::memory_order_release);
+    failed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  thread.pending_pair_slot_plus_one = device * kSlotsPerDevice + index + 1;
+}
+
+void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call) {
+  CaptureThreadState& thread = ThisThreadCaptureState();
+  const int token = thread.pending_pair_slot_plus_one;
+  thread.pending_pair_slot_plus_one = 0;
+  if (token <= 0 || devices_ == nullptr) return;
+  const int device = (token - 1) / kSlotsPerDevice;
+  Slot& slot = devices_[device].slots[(token - 1) % kSlotsPerDevice];
+  slot.end_bound_ns = CompletesBeforeReturn(call) ? MonotonicNs() : UINT64_MAX;
+  if (call.result != 0 ||
+      rt_->EventRecord(slot.end, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
+    if (call.result == 0) failed_.fetch_add(1, std::memory_order_relaxed);
+    slot.state.store(kFree, std::memory_order_release);
+    return;
+  }
+  GpuActivityEvent& a = slot.activity;
+  std::memset(&a, 0, sizeof(a));
+  a.source = ActivitySource::kEventPair;
+  a.correlation_id = correlation_id;
+  a.device = static_cast<uint32_t>(device);
+  a.stream_id = StreamId(stream);
+  a.bytes = call.bytes;
+  a.address = call.address;
+  switch (call.api_class) {
+    case ApiClass::kMemcpy:
+      a.kind = ActivityKind::kMemcpy;
+      a.copy_kind = CuptiCopyKind(call);
+      a.src_kind = call.src_kind;
+      a.dst_kind = call.dst_kind;
+      a.flags = (call.flags & kApiFlagAsync) ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+      break;
+    case ApiClass::kMemset:
+      a.kind = ActivityKind::kMemset;
+      a.dst_kind = MemKind::kDevice;
+      break;
+    default:
+      a.kind = ActivityKind::kKernel;
+      break;
+  }
+  in_flight_.fetch_add(1, std::memory_order_relaxed);
+  slot.state.store(kInFlight, std::memory_order_release);
+}
+
+bool EventPairTimer::Convert(int device, Slot& slot, bool forced) {
+  uint32_t expected = kInFlight;
+  if (!slot.state.compare_exchange_strong(expected, kConverting, std::memory_order_acquire)) return false;
+  if (forced) rt_->EventSynchronize(slot.end);
+  const cudaError_t query = rt_->EventQuery(slot.end);
+  if (query == cudaErrorNotReady) {
+    slot.state.store(kInFlight, std::memory_order_release);
+    return false;
+  }
+  const Reference& ref = devices_[device].references[slot.reference];
+  float start_ms = 0, end_ms = 0;
+  bool ok = query == cudaSuccess &&
+            ref.generation.load(std::memory_order_acquire) == slot.reference_generation &&
+            rt_->EventElapsedTime(&start_ms, ref.event, slot.start) == cudaSuccess &&
+            rt_->EventElapsedTime(&end_ms, ref.event, slot.end) == cudaSuccess;
+  if (ok) {
+    GpuActivityEvent a = slot.activity;
+    a.start_ns = ref.host_ns + static_cast<uint64_t>(std::llround(static_cast<double>(start_ms) * 1e6));
+    a.end_ns = ref.host_ns + static_cast<uint64_t>(std::llround(static_cast<double>(end_ms) * 1e6));
+    if (a.end_ns > slot.end_bound_ns) a.end_ns = slot.end_bound_ns;
+    if (a.end_ns < a.start_ns) a.end_ns = a.start_ns;
+    recorder_->RecordGpuActivity(a);
+  } else {
+    failed_.fetch_add(1, std::memory_order_relaxed);
+  }
+  in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  slot.state.store(kFree, std::memory_order_release);
+  return ok;
+}
+
+void EventPairTimer::Poll(bool forced) {
+  if (!running_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(poll_mutex_);
+  const uint64_t now = MonotonicNs();
+  for (int device = 0; device < kMaxDevices; ++device) {
+    Device& d = devices_[device];
+    if (!d.ready.load(std::memory_order_acquire)) continue;
+    if (in_flight_.load(std::memory_order_relaxed) > 0 || forced) {
+      for (Slot& slot : d.slots) {
+        if (slot.state.load(std::memory_order_relaxed) == kInFlight) Convert(device, slot, forced);
+      }
+    }
+    // Renew the reference so that elapsed times stay short (float ms). Pairs still pointing at the
+    // slot being reused are dropped and counted (they would be > 14 s old).
+    const int current = d.current.load(std::memory_order_relaxed);
+    if (now - d.references[current].host_ns > kReferencePeriodNs && !forced) {
+      const int next = (current + 1) % kReferences;
+      if (rt_->SetDevice(device) == cudaSuccess && TakeReference(device, next)) {
+        d.current.store(next, std::memory_order_release);
+      }
+    }
+  }
+  const uint64_t lost = overflowed_.exchange(0, std::memory_order_relaxed) +
+                        failed_.exchange(0, std::memory_order_relaxed);
+  if (lost > 0) recorder_->AddDropped(0, lost);
+}
+
+EventPairTimer::~EventPairTimer() {
+  Stop();
+  delete poller_;
+  delete[] devices_;
+  delete rt_;
+}
+
+void EventPairTimer::Stop() {
+  if (!running_.load(std::memory_order_acquire)) return;
+  stop_.store(true, std::memory_order_release);
+  if (poller_ != nullptr && poller_->joinable()) poller_->join();
+  {
+    ScopedAgentCudaCall agent_call;
+    Poll(true);
+  }
+  running_.store(false, std::memory_order_release);
+}
+
+void EventPairTimer::OnForkChild() {
+  // The poller thread does not exist in the child, and the parent's events belong to a CUDA
+  // context the child cannot use: forget everything, free nothing.
+  running_.store(false, std::memory_order_release);
+  poller_ = nullptr;
+}
+
+uint32_t EventPairTimer::StreamId(uint64_t stream) {
+  // 0 (the legacy default stream) cannot be a key: the table uses 0 for "empty".
+  const uint64_t key = stream == 0 ? ~uint64_t{0} : stream;
+  uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 54;  // 10 bits
+  for (int probe = 0; probe < kStreamTable; ++probe) {
+    const int i = static_cast<int>((h + static_cast<uint64_t>(probe)) % kStreamTable);
+    uint64_t seen = stream_keys_[i].load(std::memory_order_acquire);
+    if (seen == key) return static_cast<uint32_t>(i) + 1;
+    if (seen == 0) {
+      if (stream_keys_[i].compare_exchange_strong(seen, key, std::memory_order_acq_rel) || seen == key) {
+        return static_cast<uint32_t>(i) + 1;
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace gs

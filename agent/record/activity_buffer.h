@@ -1,0 +1,61 @@
+// activity_buffer.h — GPU activity records on their way from the capture side to the writer.
+//
+// GPU records arrive off the application's hot path (CUPTI's buffer-completed callback, the
+// fallback poller), in bursts of thousands, so a mutex-protected pair of preallocated vectors is
+// enough: producers append to one while the writer processes the other (swapped under the lock,
+// so steady state allocates nothing). Kernel names are copied once per distinct name into a name
+// table that only grows (distinct names are few).
+//
+// Bound: at most `capacity` records wait at a time; beyond that records are dropped and counted.
+//
+// Thread safety: Add and the counters from any thread; TakeAll/NameAt from the writer thread.
+#ifndef GPUSTALL_AGENT_RECORD_ACTIVITY_BUFFER_H_
+#define GPUSTALL_AGENT_RECORD_ACTIVITY_BUFFER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "agent/record/events.h"
+
+namespace gs {
+
+struct PendingActivity {
+  GpuActivityEvent activity;  // activity.name is NOT valid here: use name_index
+  uint32_t name_index;   // 0 = no name; else 1 + index into the name table
+};
+
+class ActivityBuffer {
+ public:
+  // Reserves room for `capacity` waiting records (twice: one vector per side).
+  void Init(size_t capacity);
+
+  // Copies `activity` (and its name). Drops and counts when `capacity` records are waiting.
+  void Add(const GpuActivityEvent& activity);
+
+  // Writer: swaps the waiting records into `*out` (cleared first; its capacity is reused).
+  void TakeAll(std::vector<PendingActivity>* out);
+  // Writer: the name with the given name_index (1-based), copied.
+  std::string NameAt(uint32_t name_index);
+
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  uint64_t added() const { return added_.load(std::memory_order_relaxed); }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  std::mutex mu_;
+  std::vector<PendingActivity> waiting_;  // guarded by mu_
+  std::unordered_map<std::string, uint32_t> name_index_;  // guarded by mu_
+  std::vector<std::string> names_;  // guarded by mu_
+  std::string scratch_;             // guarded by mu_
+  size_t capacity_ = 0;
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> added_{0};
+};
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_RECORD_ACTIVITY_BUFFER_H_

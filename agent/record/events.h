@@ -1,0 +1,122 @@
+// events.h — the fixed-size records that the capture side (shim/ interposers, CUPTI callbacks and
+// activity buffers, the event-pair fallback) hands to the recorder.
+//
+// This header is the contract between "how calls are caught" (shim/, agent/cupti/) and "where
+// records go" (agent/recorder, ring, writer). It holds plain data only: no CUDA types, so the
+// recorder and its tests compile without CUDA headers, and records can be copied with memcpy into
+// a preallocated ring.
+#ifndef GPUSTALL_AGENT_RECORD_EVENTS_H_
+#define GPUSTALL_AGENT_RECORD_EVENTS_H_
+
+#include <cstdint>
+
+namespace gs {
+
+// Host memory kinds as the agent knows them. Values match CUpti_ActivityMemoryKind so that CUPTI
+// records and interposer records agree without translation.
+enum class MemKind : uint8_t {
+  kUnknown = 0,
+  kPageable = 1,
+  kPinned = 2,
+  kDevice = 3,
+  kArray = 4,
+  kManaged = 5,
+};
+
+// Where an ApiCallEvent came from. An interposed call also seen by a CUPTI callback is recorded
+// once, by the interposer, carrying CUPTI's correlation id.
+enum class ApiSource : uint8_t {
+  kInterposer = 1,     // shim/ wrapper (LD_PRELOAD)
+  kCuptiCallback = 2,  // CUPTI runtime/driver callback for a call the shim did not see
+};
+
+// What an API call does, for the analysis (the name table in the trace says exactly which API).
+enum class ApiClass : uint8_t {
+  kOther = 0,
+  kLaunch = 1,
+  kMemcpy = 2,          // synchronous or async copy
+  kMemset = 3,
+  kMalloc = 4,          // device/managed/async allocation
+  kFree = 5,
+  kHostAlloc = 6,       // cudaMallocHost/cudaHostAlloc/cudaHostRegister
+  kHostFree = 7,
+  kStreamSync = 8,
+  kDeviceSync = 9,
+  kEventSync = 10,
+  kStreamWaitEvent = 11,
+  kQuery = 12,          // cudaStreamQuery/cudaEventQuery
+  kEventRecord = 13,
+};
+
+// One host-side CUDA API call. 64 bytes; the stack (if captured) travels beside it in the ring.
+struct ApiCallEvent {
+  uint64_t enter_ns;        // CLOCK_MONOTONIC
+  uint64_t exit_ns;
+  uint64_t bytes;           // copies, memsets, allocations; 0 otherwise
+  uint64_t stream;          // cudaStream_t as an integer (0: legacy default stream)
+  uint64_t address;         // allocation/free address, copy destination, or kernel function
+  uint32_t correlation_id;  // CUPTI's, when CUPTI is active; else the agent's own (high bit set)
+  uint16_t api_id;          // index into the shim's API table, or CUPTI cbid for kCuptiCallback
+  int16_t result;           // cudaError_t returned to the application
+  ApiSource source;
+  ApiClass api_class;
+  uint8_t copy_kind;        // cudaMemcpyKind
+  MemKind src_kind;
+  MemKind dst_kind;
+  uint8_t flags;            // ApiFlags
+  uint16_t device;
+  // The fields above take 56 bytes; this keeps the record at the 64 bytes the ring layout
+  // assumes (and leaves room for a later field). Always zero for now.
+  uint8_t reserved[8];
+};
+static_assert(sizeof(ApiCallEvent) == 64, "ApiCallEvent is a fixed-size ring record");
+
+enum ApiFlags : uint8_t {
+  kApiFlagAsync = 1 << 0,         // an *Async call
+  kApiFlagPerThreadStream = 1 << 1,  // _ptsz/_ptds variant
+};
+
+enum class ActivityKind : uint8_t {
+  kKernel = 1,
+  kMemcpy = 2,
+  kMemset = 3,
+  kSync = 4,           // host synchronisation as CUPTI saw it
+  kMemoryAlloc = 5,
+  kMemoryFree = 6,
+  kCollective = 7,
+};
+
+// Where a GpuActivityEvent's timing came from.
+enum class ActivitySource : uint8_t {
+  kCupti = 1,       // CUPTI activity record
+  kEventPair = 2,   // fallback: cudaEvent pair recorded by the agent around intercepted work
+};
+
+// One piece of GPU work (or a CUPTI sync/memory record), already on CLOCK_MONOTONIC.
+// Produced off the application's hot path (CUPTI buffer-completed callback, fallback poller).
+struct GpuActivityEvent {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t bytes;
+  uint64_t address;
+  uint32_t correlation_id;
+  uint32_t device;
+  uint32_t stream_id;       // CUPTI stream id, or the agent's id for a cudaStream_t in fallback mode
+  uint32_t context_id;
+  uint32_t sync_type;       // CUpti_ActivitySynchronizationType for kSync
+  ActivityKind kind;
+  ActivitySource source;
+  uint8_t copy_kind;        // CUpti_ActivityMemcpyKind
+  MemKind src_kind;
+  MemKind dst_kind;
+  uint8_t flags;            // CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC
+  uint8_t pad[2];
+  const char* name;         // kernel name; the recorder copies it before returning
+};
+// The fields take 60 bytes and `name` is 8-aligned, so the record is 72 bytes (it never goes
+// through a ring: ActivityBuffer stores it in a vector).
+static_assert(sizeof(GpuActivityEvent) == 72, "GpuActivityEvent is a fixed-size record");
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_RECORD_EVENTS_H_

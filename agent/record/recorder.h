@@ -1,0 +1,44 @@
+// recorder.h — where the capture side puts what it caught.
+//
+// The capture side (shim/ wrappers, agent/cupti/) sees only this interface; the agent core
+// implements it with per-thread rings drained by the writer thread. Tests implement it in memory.
+//
+// Thread safety: every method may be called concurrently from any thread.
+// Hot-path promise (RecordApiCall): no allocation, no lock, no syscall, no I/O. When the calling
+// thread's ring is full the record is dropped and counted; the call never blocks.
+#ifndef GPUSTALL_AGENT_RECORD_RECORDER_H_
+#define GPUSTALL_AGENT_RECORD_RECORDER_H_
+
+#include <cstdint>
+
+#include "agent/record/events.h"
+
+namespace gs {
+
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+
+  // True while recording (not dormant, not disabled). Cheap: one relaxed atomic load.
+  virtual bool enabled() const = 0;
+
+  // Called by a wrapper on the application thread after the real call returned. If
+  // `capture_stack` is true the recorder captures the calling thread's stack (native, and Python
+  // where present) itself, skipping `skip_frames` frames of the capture side.
+  virtual void RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) = 0;
+
+  // GPU work and CUPTI records, off the application's hot path (CUPTI's buffer thread, the
+  // fallback poller). May take locks; copies activity.name before returning.
+  virtual void RecordGpuActivity(const GpuActivityEvent& activity) = 0;
+
+  // Counters the capture side cannot avoid losing (CUPTI's dropped records, fallback overflow).
+  virtual void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) = 0;
+
+  // What the capture side could and could not see, written into the trace ("mode").
+  // `what` is a short static string, e.g. "cupti" or "interposition: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (held by: nsys)".
+  virtual void SetCaptureMode(const char* mode, const char* detail) = 0;
+};
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_RECORD_RECORDER_H_

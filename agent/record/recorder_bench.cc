@@ -1,0 +1,158 @@
+// gs_agent_bench — cost of Recorder::RecordApiCall on the application thread.
+//
+//   build-agent/agent/gs_agent_bench --benchmark_min_time=0.5
+//
+// Cases: an empty virtual call (the floor), a record without a stack, and a record with a
+// 30-frame native stack captured with libunwind (GS_STACKS=unwind) and with the frame-pointer
+// walker (GS_STACKS=fp); the *NotPython variants attach an activated PythonStackReader, as the
+// agent does in every process (this one is not CPython: the reader is off, and must cost
+// nothing measurable). Each iteration records a batch of kBatch calls (timed), then drains the
+// ring with the timer paused, as the writer thread would, so no record is dropped ("dropped"
+// must be 0). `per_call` is the figure to read: CPU time per recorded call.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+
+#include "agent/record/ring_pool.h"
+#include "agent/python/python_stacks.h"
+#include "agent/record/ring_recorder.h"
+#include "agent/stacks/stack_capture.h"
+
+namespace gs {
+namespace {
+
+class NullRecorder final : public Recorder {
+ public:
+  bool enabled() const override { return true; }
+  void RecordApiCall(const ApiCallEvent& event, bool, int) override { benchmark::DoNotOptimize(&event); }
+  void RecordGpuActivity(const GpuActivityEvent&) override {}
+  void AddDropped(uint64_t, uint64_t) override {}
+  void SetCaptureMode(const char*, const char*) override {}
+};
+
+constexpr int kBatch = 256;
+
+// A recorder with its pool; Drain() stands in for the writer thread.
+class Rig {
+ public:
+  Rig(StackMode mode, int depth, PythonStackReader* python = nullptr) {
+    pool_.Init(56u << 20);
+    std::string note;
+    stacks_.Init(mode, &note);
+    recorder_ = std::make_unique<RingRecorder>(&pool_, &stacks_, depth, 1024, python);
+  }
+  RingRecorder* recorder() { return recorder_.get(); }
+  void Drain() {
+    for (size_t i = 0; i < pool_.ring_count(); ++i) {
+      ThreadRing& r = pool_.ring(i);
+      const int state = r.state.load(std::memory_order_acquire);
+      if (state != ThreadRing::kOwned && state != ThreadRing::kExited) continue;
+      r.ring.Drain([this](const RingRecordHeader& h) { last_count_ = h.count; });
+    }
+  }
+  uint64_t dropped() {
+    uint64_t d = pool_.no_ring_drops();
+    for (size_t i = 0; i < pool_.ring_count(); ++i) d += pool_.ring(i).dropped.load();
+    return d;
+  }
+  int last_count() const { return last_count_; }
+
+ private:
+  RingPool pool_;
+  StackCapturer stacks_;
+  std::unique_ptr<RingRecorder> recorder_;
+  int last_count_ = 0;
+};
+
+ApiCallEvent Event() {
+  ApiCallEvent e{};
+  e.api_id = 3;
+  e.source = ApiSource::kInterposer;
+  e.api_class = ApiClass::kLaunch;
+  return e;
+}
+
+void Loop(benchmark::State& state, Recorder* recorder, bool stack, Rig* rig) {
+  const ApiCallEvent e = Event();
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) recorder->RecordApiCall(e, stack, 0);
+    if (rig != nullptr) {
+      state.PauseTiming();
+      rig->Drain();
+      state.ResumeTiming();
+    }
+  }
+  state.counters["per_call"] =
+      benchmark::Counter(kBatch, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// Runs the loop `depth` frames deeper than the benchmark function, so stacks are that deep.
+__attribute__((noinline)) void AtDepth(int depth, benchmark::State& state, Recorder* recorder, Rig* rig) {
+  if (depth == 0) {
+    Loop(state, recorder, true, rig);
+  } else {
+    AtDepth(depth - 1, state, recorder, rig);
+  }
+  __asm__ volatile("" ::: "memory");
+}
+
+void BM_EmptyVirtualCall(benchmark::State& state) {
+  NullRecorder null;
+  Recorder* recorder = &null;
+  benchmark::DoNotOptimize(recorder);
+  Loop(state, recorder, false, nullptr);
+}
+BENCHMARK(BM_EmptyVirtualCall);
+
+void BM_RecordNoStack(benchmark::State& state) {
+  Rig rig(StackMode::kNone, 32);
+  Loop(state, rig.recorder(), false, &rig);
+  state.counters["dropped"] = static_cast<double>(rig.dropped());
+}
+BENCHMARK(BM_RecordNoStack);
+
+void BM_RecordDisabled(benchmark::State& state) {
+  Rig rig(StackMode::kUnwind, 32);
+  rig.recorder()->SetEnabled(false);
+  Loop(state, rig.recorder(), true, nullptr);
+}
+BENCHMARK(BM_RecordDisabled);
+
+// Activated once, as the agent does; in this (non-Python) process it ends up kNotPython.
+PythonStackReader* NotPythonReader() {
+  static PythonStackReader reader;
+  reader.Activate();
+  return &reader;
+}
+
+void BM_RecordNoStackNotPython(benchmark::State& state) {
+  Rig rig(StackMode::kNone, 32, NotPythonReader());
+  Loop(state, rig.recorder(), true, &rig);
+  state.counters["dropped"] = static_cast<double>(rig.dropped());
+}
+BENCHMARK(BM_RecordNoStackNotPython);
+
+void RecordStack30(benchmark::State& state, StackMode mode, PythonStackReader* python = nullptr) {
+  Rig rig(mode, 30, python);
+  AtDepth(32, state, rig.recorder(), &rig);
+  state.counters["frames"] = rig.last_count();
+  state.counters["dropped"] = static_cast<double>(rig.dropped());
+}
+void BM_RecordStack30Unwind(benchmark::State& state) { RecordStack30(state, StackMode::kUnwind); }
+void BM_RecordStack30FramePointer(benchmark::State& state) { RecordStack30(state, StackMode::kFramePointer); }
+BENCHMARK(BM_RecordStack30Unwind);
+BENCHMARK(BM_RecordStack30FramePointer);
+void BM_RecordStack30UnwindNotPython(benchmark::State& state) {
+  RecordStack30(state, StackMode::kUnwind, NotPythonReader());
+}
+void BM_RecordStack30FramePointerNotPython(benchmark::State& state) {
+  RecordStack30(state, StackMode::kFramePointer, NotPythonReader());
+}
+BENCHMARK(BM_RecordStack30UnwindNotPython);
+BENCHMARK(BM_RecordStack30FramePointerNotPython);
+
+}  // namespace
+}  // namespace gs
+
+BENCHMARK_MAIN();

@@ -1,0 +1,197 @@
+#include "agent/record/ring_recorder.h"
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+namespace gs {
+namespace {
+
+// Per-thread state. Trivially destructible (no __cxa_thread_atexit registration, which
+// allocates) and initial-exec (no __tls_get_addr allocation on a thread's first access, even if
+// libgsagent.so was dlopen'ed by the CUDA driver; it needs only a few bytes of the static TLS
+// surplus glibc reserves for that).
+struct ThreadSlot {
+  ThreadRing* ring;
+  uint64_t generation;
+  bool busy;  // inside RecordApiCall: a re-entrant call (e.g. from a signal handler) returns
+};
+__attribute__((tls_model("initial-exec"))) thread_local ThreadSlot t_slot;
+
+std::atomic<uint64_t> g_next_generation{1};
+
+// pthread key destructor, on the exiting thread: the writer drains and recycles the ring.
+// Other libraries' key destructors may run after ours and still make CUDA calls (a cuBLAS handle
+// destroyed at thread exit); those must not write into a ring that the writer may already have
+// handed to another thread, so this thread records nothing from here on.
+void OnThreadExit(void* ring) {
+  t_slot.busy = true;
+  t_slot.ring = nullptr;
+  if (ring != nullptr) RingPool::MarkExited(static_cast<ThreadRing*>(ring));
+}
+
+constexpr size_t kRecordHeaderBytes = sizeof(RingRecordHeader) + sizeof(ApiCallEvent);
+
+}  // namespace
+
+RingRecorder::RingRecorder(RingPool* pool, const StackCapturer* stacks, int stack_depth,
+                           size_t activity_capacity, PythonStackReader* python)
+    : pool_(pool),
+      stacks_(stacks),
+      python_(python),
+      depth_(stack_depth),
+      generation_(g_next_generation.fetch_add(1, std::memory_order_relaxed)) {
+  has_exit_key_ = pthread_key_create(&exit_key_, &OnThreadExit) == 0;
+  activities_.Init(activity_capacity);
+}
+
+RingRecorder::~RingRecorder() {
+  if (has_exit_key_) pthread_key_delete(exit_key_);
+}
+
+void RingRecorder::RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) {
+  ThreadSlot& slot = t_slot;
+  if (slot.busy || !enabled_.load(std::memory_order_relaxed)) return;
+  slot.busy = true;
+  ThreadRing* ring = slot.ring;
+  if (__builtin_expect(ring == nullptr || slot.generation != generation_, 0)) ring = ClaimRing();
+  if (ring != nullptr) {
+    const bool want_stack = capture_stack && stacks_->mode() != StackMode::kNone;
+    // A non-Python process pays this one predictable branch (the reader's state is kNotPython).
+    const bool want_python = capture_stack && python_ != nullptr && python_->enabled();
+    // One frame more than kept, to tell a stack that ends at the limit from a truncated one.
+    const int max_pcs = want_stack ? depth_ + 1 : 0;
+    const int max_python = want_python ? kMaxPythonFrames : 0;
+    uint8_t* p = ring->ring.BeginWrite(kRecordHeaderBytes +
+                                       static_cast<size_t>(max_pcs + max_python) * sizeof(uint64_t));
+    if (__builtin_expect(p == nullptr, 0)) {
+      // Only this thread writes the counter: a plain increment, published relaxed.
+      ring->dropped.store(ring->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      std::memcpy(p + sizeof(RingRecordHeader), &event, sizeof(event));
+      int n = 0;
+      uint8_t flags = 0;
+      if (want_stack) {
+        // libunwind may set errno (its address checks use mincore/msync); the application must
+        // never see that.
+        const int saved_errno = errno;
+        // skip_frames + 1: the first PC Capture reports is in this function.
+        n = stacks_->Capture(reinterpret_cast<uint64_t*>(p + kRecordHeaderBytes), max_pcs, skip_frames + 1,
+                             ring->stack_low, ring->stack_high);
+        errno = saved_errno;
+        if (n > depth_) {
+          n = depth_;
+          flags |= kRingFlagStackTruncated;
+        }
+      }
+      int py = 0;
+      if (__builtin_expect(want_python, 0)) {
+        // Right after the kept PCs (the writer derives the count from the record's size).
+        bool py_truncated = false;
+        const int saved_errno = errno;
+        py = python_->Capture(
+            reinterpret_cast<PythonFrameRef*>(p + kRecordHeaderBytes + static_cast<size_t>(n) * sizeof(uint64_t)),
+            kMaxPythonFrames, &py_truncated);
+        errno = saved_errno;
+        if (py_truncated) flags |= kRingFlagPythonTruncated;
+      }
+      auto* header = reinterpret_cast<RingRecordHeader*>(p);
+      header->size = static_cast<uint32_t>(kRecordHeaderBytes + static_cast<size_t>(n + py) * sizeof(uint64_t));
+      header->type = kRingApiCall;
+      header->flags = flags;
+      header->count = static_cast<uint16_t>(n);
+      ring->ring.CommitWrite(header->size);
+      ring->recorded.store(ring->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+  }
+  slot.busy = false;
+}
+
+__attribute__((noinline)) ThreadRing* RingRecorder::ClaimRing() {
+  const int saved_errno = errno;  // pthread_getattr_np reads /proc for the main thread
+  ThreadRing* ring = ClaimRingUnguarded();
+  errno = saved_errno;
+  return ring;
+}
+
+ThreadRing* RingRecorder::ClaimRingUnguarded() {
+  ThreadSlot& slot = t_slot;
+  // A ring of an older recorder (before a fork-reset, or another test's) is not ours to use;
+  // an older recorder's pool is leaked, never reused.
+  slot.ring = nullptr;
+  slot.generation = generation_;
+  ThreadRing* ring = pool_->Claim();
+  if (ring == nullptr) {
+    // No ring: this record is dropped (counted by Claim); the next call tries again.
+    slot.generation = 0;
+    return nullptr;
+  }
+  ring->tid = static_cast<uint64_t>(syscall(SYS_gettid));
+  ring->stack_low = ring->stack_high = 0;
+  if (stacks_->mode() == StackMode::kFramePointer)
+    StackCapturer::CurrentThreadStackBounds(&ring->stack_low, &ring->stack_high);
+  pool_->Publish(ring);
+  if (has_exit_key_) pthread_setspecific(exit_key_, ring);
+  slot.ring = ring;
+  return ring;
+}
+
+void RingRecorder::RecordGpuActivity(const GpuActivityEvent& activity) {
+  if (!enabled_.load(std::memory_order_relaxed)) return;
+  activities_.Add(activity);
+}
+
+void RingRecorder::AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) {
+  cupti_dropped_.fetch_add(cupti_dropped, std::memory_order_relaxed);
+  other_dropped_.fetch_add(other_dropped, std::memory_order_relaxed);
+}
+
+void RingRecorder::SetCaptureMode(const char* mode, const char* detail) {
+  std::lock_guard<std::mutex> lock(mode_mu_);
+  mode_ = mode != nullptr ? mode : "";
+  detail_ = detail != nullptr ? detail : "";
+  mode_changed_ = true;
+}
+
+bool RingRecorder::TakeCaptureMode(std::string* mode, std::string* detail) {
+  std::lock_guard<std::mutex> lock(mode_mu_);
+  if (!mode_changed_) return false;
+  *mode = mode_;
+  *detail = detail_;
+  mode_changed_ = false;
+  return true;
+}
+
+bool RingRecorder::CallingThreadInRecord() { return t_slot.busy; }
+
+void RingRecorder::DiscardPending() {
+  for (size_t i = 0; i < pool_->ring_count(); ++i) {
+    ThreadRing& ring = pool_->ring(i);
+    const int state = ring.state.load(std::memory_order_acquire);
+    if (state != ThreadRing::kOwned && state != ThreadRing::kExited) continue;
+    ring.ring.Drain([](const RingRecordHeader&) {});
+    if (state == ThreadRing::kExited) RingPool::Recycle(&ring);
+  }
+  std::vector<PendingActivity> stale;
+  activities_.TakeAll(&stale);
+}
+
+ApiCallView RingRecorder::View(const RingRecordHeader& record) {
+  static_assert(sizeof(PythonFrameRef) == sizeof(uint64_t), "Python frames take one PC slot each");
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(&record);
+  const size_t words = (record.size - kRecordHeaderBytes) / sizeof(uint64_t);
+  const int python_count = words > record.count ? static_cast<int>(words - record.count) : 0;
+  return ApiCallView{reinterpret_cast<const ApiCallEvent*>(base + sizeof(RingRecordHeader)),
+                     reinterpret_cast<const uint64_t*>(base + kRecordHeaderBytes),
+                     record.count,
+                     (record.flags & kRingFlagStackTruncated) != 0,
+                     reinterpret_cast<const PythonFrameRef*>(base + kRecordHeaderBytes +
+                                                             size_t{record.count} * sizeof(uint64_t)),
+                     python_count,
+                     (record.flags & kRingFlagPythonTruncated) != 0};
+}
+
+}  // namespace gs

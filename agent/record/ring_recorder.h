@@ -1,0 +1,112 @@
+// ring_recorder.h — the agent's Recorder: per-thread rings for API calls (the hot path), an
+// ActivityBuffer for GPU records, and the counters and capture mode the writer reports.
+//
+// Hot path (RecordApiCall), in order: a thread-local reentrancy flag, the thread's ring pointer
+// (thread-local, initial-exec TLS: no allocation even when the library was dlopen'ed), a
+// reservation in the ring, one 64-byte copy, the stack captured straight into the ring, then (in
+// a CPython process only: one load of the reader's state otherwise) the thread's Python frames
+// right after the PCs, a release store. No malloc, lock, syscall or I/O. A thread's FIRST call claims a ring from the
+// pool (one CAS scan) and does three once-per-thread things that are not free: gettid (syscall),
+// pthread_setspecific (allocates only if the process already used 32+ keys), and in fp mode
+// pthread_getattr_np for the stack bounds. Full ring: drop and count, never wait.
+//
+// Lifetime: lives in static storage for the life of the process (threads that raced with
+// shutdown may still call it). Tests may destroy one once no thread uses it.
+//
+// Thread safety: all Recorder methods from any thread; SetEnabled from the control path.
+#ifndef GPUSTALL_AGENT_RECORD_RING_RECORDER_H_
+#define GPUSTALL_AGENT_RECORD_RING_RECORDER_H_
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "agent/record/activity_buffer.h"
+#include "agent/record/recorder.h"
+#include "agent/record/ring_pool.h"
+#include "agent/python/python_stacks.h"
+#include "agent/stacks/stack_capture.h"
+
+namespace gs {
+
+// A decoded API-call ring record (what the writer sees).
+struct ApiCallView {
+  const ApiCallEvent* event;
+  const uint64_t* pcs;             // native return addresses, innermost first
+  int pc_count;
+  bool truncated;                  // native stack cut at the depth limit
+  const PythonFrameRef* python;    // the calling thread's Python frames, innermost first
+  int python_count;                // 0: none (not a Python process/thread, or disabled)
+  bool python_truncated;
+};
+
+class RingRecorder final : public Recorder {
+ public:
+  // At most this many Python frames per record (innermost kept; the record says truncated).
+  static constexpr int kMaxPythonFrames = 64;
+
+  // `pool` and `stacks` must outlive the recorder and be initialised. `stack_depth` frames at
+  // most per record; `activity_capacity` bounds waiting GPU records. `python` (optional, may be
+  // inactive; must outlive the recorder) adds the calling thread's Python frames to every
+  // record that captures a stack, as long as python->enabled().
+  RingRecorder(RingPool* pool, const StackCapturer* stacks, int stack_depth, size_t activity_capacity,
+               PythonStackReader* python = nullptr);
+  ~RingRecorder() override;
+
+  // --- Recorder ---
+  bool enabled() const override { return enabled_.load(std::memory_order_relaxed); }
+  void RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) override;
+  void RecordGpuActivity(const GpuActivityEvent& activity) override;
+  void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) override;
+  void SetCaptureMode(const char* mode, const char* detail) override;
+
+  // --- control path ---
+  void SetEnabled(bool enabled) { enabled_.store(enabled, std::memory_order_relaxed); }
+  // Drops every record still waiting in the rings and the activity buffer: records that threads
+  // left between on-demand windows (a call in flight when the last window stopped) belong to no
+  // window. Only while no writer thread runs (it takes the consumer side of the rings).
+  void DiscardPending();
+
+  // --- writer side ---
+  RingPool& pool() { return *pool_; }
+  // The Python reader given at construction (nullptr if none).
+  PythonStackReader* python() const { return python_; }
+  ActivityBuffer& activities() { return activities_; }
+  int stack_depth() const { return depth_; }
+  uint64_t cupti_dropped() const { return cupti_dropped_.load(std::memory_order_relaxed); }
+  uint64_t other_dropped() const { return other_dropped_.load(std::memory_order_relaxed); }
+  // The capture mode, if it changed since the last call (returns false otherwise).
+  bool TakeCaptureMode(std::string* mode, std::string* detail);
+  // True while the calling thread is inside RecordApiCall (its reentrancy flag). For the
+  // sampler's signal handler: a sample that interrupts a record must not unwind or walk Python
+  // frames on top of it (libunwind's per-thread cache is not reentrant). Async-signal-safe.
+  static bool CallingThreadInRecord();
+  // Decodes a kRingApiCall record in place.
+  static ApiCallView View(const RingRecordHeader& record);
+
+ private:
+  ThreadRing* ClaimRing();
+  ThreadRing* ClaimRingUnguarded();
+
+  RingPool* pool_;
+  const StackCapturer* stacks_;
+  PythonStackReader* const python_;
+  const int depth_;
+  const uint64_t generation_;  // tells a thread's cached ring pointer from an older recorder's
+  pthread_key_t exit_key_{};
+  bool has_exit_key_ = false;
+  std::atomic<bool> enabled_{true};
+  ActivityBuffer activities_;
+  std::atomic<uint64_t> cupti_dropped_{0};
+  std::atomic<uint64_t> other_dropped_{0};
+  std::mutex mode_mu_;
+  std::string mode_, detail_;  // guarded by mode_mu_
+  bool mode_changed_ = false;  // guarded by mode_mu_
+};
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_RECORD_RING_RECORDER_H_

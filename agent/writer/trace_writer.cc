@@ -1,0 +1,445 @@
+#include "agent/writer/trace_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "agent/core/clock.h"
+#include "agent/writer/trace_enums.h"
+#include "agent/python/fault_guard.h"
+#include "proto/format.h"
+#include "proto/framing.h"
+
+namespace gs {
+namespace {
+
+namespace pb = gpustall::trace;
+
+std::string ThreadName(uint64_t tid) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/comm";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  char buffer[64];
+  const ssize_t n = read(fd, buffer, sizeof(buffer));
+  close(fd);
+  if (n <= 0) return "";
+  std::string name(buffer, static_cast<size_t>(n));
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\0')) name.pop_back();
+  return name;
+}
+
+}  // namespace
+
+TraceWriter::TraceWriter(RingRecorder* recorder, std::unique_ptr<TraceFile> file,
+                         ApiNameFunction api_names, uint64_t memory_bound)
+    : recorder_(recorder), file_(std::move(file)), api_names_(api_names), memory_bound_(memory_bound) {
+  ring_serial_seen_.assign(recorder_->pool().ring_count(), 0);
+}
+
+TraceWriter::~TraceWriter() = default;
+
+bool TraceWriter::Fail(const std::string& what) {
+  if (!failed_) {
+    failed_ = true;
+    error_ = what;
+    ++write_errors_;
+  }
+  return false;
+}
+
+bool TraceWriter::WriteFrame(uint8_t type, const google::protobuf::MessageLite& message) {
+  if (failed_) return false;
+  const size_t size = message.ByteSizeLong();
+  if (size > trace::kMaxPayloadSize) return Fail("trace frame too large");
+  payload_.resize(size);
+  message.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(payload_.data()));
+  frame_.resize(trace::MaxCompressedFrameSize(size));
+  // Level 1: most of the gain (interned ids and deltas compress well) for little CPU.
+  const size_t n = trace::EncodeCompressedFrame(static_cast<trace::FrameType>(type), payload_.data(), size, 1,
+                                                reinterpret_cast<unsigned char*>(frame_.data()), frame_.size());
+  if (n == 0) return Fail("could not encode a trace frame");
+  std::string reason;
+  if (!file_->Append(frame_.data(), n, &reason)) return Fail("write failed: " + reason);
+  bytes_written_ += n;
+  return true;
+}
+
+bool TraceWriter::Start(const pb::TraceHeader& header) {
+  if (started_) return !failed_;
+  started_ = true;
+  base_capture_ = header.capture();
+  FillProcessStats(&baseline_);
+  unsigned char prelude[trace::kPreludeSize];
+  trace::EncodePrelude(prelude);
+  std::string reason;
+  if (!file_->Append(prelude, sizeof(prelude), &reason)) return Fail("write failed: " + reason);
+  bytes_written_ += sizeof(prelude);
+  return WriteFrame(static_cast<uint8_t>(trace::FrameType::kHeader), header);
+}
+
+size_t TraceWriter::Drain() {
+  if (finished_) return 0;
+  if (!modules_scanned_) {
+    modules_scanned_ = true;
+    AddModules(modules_.Refresh());
+  }
+  const uint64_t before = api_calls_ + activities_count_;
+  RingPool& pool = recorder_->pool();
+  uint64_t used = 0;
+  for (size_t i = 0; i < pool.ring_count(); ++i) {
+    ThreadRing& ring = pool.ring(i);
+    const int state = ring.state.load(std::memory_order_acquire);
+    if (state != ThreadRing::kOwned && state != ThreadRing::kExited) continue;
+    used += ring.ring.used_bytes();
+    DrainRing(i, ring);
+    // kExited was published after the owner's last record: the drain above saw everything.
+    if (state == ThreadRing::kExited) RingPool::Recycle(&ring);
+  }
+  if (used > memory_used_) memory_used_ = used;
+  DrainActivities();
+  size_t others = 0;
+  for (ChunkContributor* contributor : contributors_) others += contributor->DrainInto(this);
+  return static_cast<size_t>(api_calls_ + activities_count_ - before) + others;
+}
+
+void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
+  if (ring_serial_seen_[index] != ring.owner_serial) {
+    ring_serial_seen_[index] = ring.owner_serial;
+    pb::ThreadInfo* info = chunk_.add_threads();
+    info->set_tid(ring.tid);
+    info->set_name(ThreadName(ring.tid));
+    info->set_is_main(ring.tid == static_cast<uint64_t>(getpid()));
+    tables_changed_ = true;
+  }
+  const uint64_t tid = ring.tid;
+  ring.ring.Drain([&](const RingRecordHeader& record) {
+    if (record.type == kRingApiCall) AddApiCall(tid, RingRecorder::View(record));
+  });
+}
+
+void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call) {
+  const ApiCallEvent& e = *call.event;
+  trace::ApiCallRecord r;
+  r.enter_ns = e.enter_ns;
+  r.exit_ns = e.exit_ns < e.enter_ns ? e.enter_ns : e.exit_ns;
+  r.bytes = e.bytes;
+  r.stream = e.stream;
+  r.address = e.address;
+  r.function = FunctionId(e);
+  r.correlation_id = e.correlation_id;
+  r.stack = InternStack(StackView{call.pcs, call.pc_count, call.truncated, call.python, call.python_count,
+                                   call.python_truncated});
+  r.result = e.result;
+  r.device = e.device;
+  r.copy_kind = e.copy_kind;
+  r.src_kind = ToTrace(e.src_kind);
+  r.dst_kind = ToTrace(e.dst_kind);
+  r.flags = e.flags;
+  auto [it, inserted] = batch_of_thread_.try_emplace(tid, api_encoders_.size());
+  if (inserted) {
+    api_encoders_.emplace_back();
+    api_encoders_.back().Begin(chunk_.add_api_calls(), tid, e.enter_ns);
+  }
+  api_encoders_[it->second].Add(r);
+  ++api_calls_;
+  ++records_in_chunk_;
+}
+
+uint32_t TraceWriter::InternString(const std::string& value) {
+  if (value.empty()) return 0;
+  auto [it, inserted] = strings_.try_emplace(value, static_cast<uint32_t>(strings_.size() + 1));
+  if (inserted) {
+    pb::InternedString* s = chunk_.add_strings();
+    s->set_id(it->second);
+    s->set_value(value);
+    tables_changed_ = true;
+  }
+  return it->second;
+}
+
+uint32_t TraceWriter::FunctionId(const ApiCallEvent& e) {
+  const uint32_t key = static_cast<uint32_t>(e.source) << 16 | e.api_id;
+  auto [it, inserted] = functions_.try_emplace(key, static_cast<uint32_t>(functions_.size() + 1));
+  if (inserted) {
+    const char* name = api_names_ != nullptr ? api_names_(e.source, e.api_id) : nullptr;
+    pb::ApiFunction* f = chunk_.add_api_functions();
+    f->set_id(it->second);
+    f->set_name(name != nullptr ? std::string(name)
+                                : (e.source == ApiSource::kCuptiCallback ? "cupti_cbid_" : "api_") +
+                                      std::to_string(e.api_id));
+    f->set_api_class(ToTrace(e.api_class));
+    f->set_source(ToTrace(e.source));
+    f->set_raw_id(e.api_id);
+    tables_changed_ = true;
+  }
+  return it->second;
+}
+
+uint32_t TraceWriter::InternStack(const StackView& call) {
+  if (call.pc_count <= 0 && call.python_count <= 0) return 0;
+  const uint64_t* keys = call.pcs;
+  size_t count = static_cast<size_t>(call.pc_count);
+  const bool truncated = call.truncated || call.python_truncated;
+  if (call.python_count > 0 && recorder_->python() != nullptr) {
+    count = MergePythonFrames(call);
+    keys = merged_keys_scratch_.data();
+  }
+  bool is_new = false;
+  new_frames_scratch_.clear();
+  const uint32_t id = stacks_.InternStack(keys, count, truncated, &is_new, &frame_ids_scratch_, &new_frames_scratch_);
+  if (truncated) ++stacks_truncated_;
+  if (is_new) {
+    for (auto [frame_id, key] : new_frames_scratch_) {
+      if (IsPythonFrameKey(key)) {
+        DescribePythonFrame(frame_id, key);
+      } else {
+        DescribeFrame(frame_id, key);
+      }
+    }
+    pb::Stack* stack = chunk_.add_stacks();
+    stack->set_id(id);
+    for (uint32_t frame : frame_ids_scratch_) stack->add_frame_ids(frame);
+    stack->set_truncated(truncated);
+    tables_changed_ = true;
+  }
+  return id;
+}
+
+// The merged stack of `call` as frame keys in merged_keys_scratch_; returns their number.
+size_t TraceWriter::MergePythonFrames(const StackView& call) {
+  const PythonStackReader& python = *recorder_->python();
+  const size_t native_count = static_cast<size_t>(call.pc_count);
+  const size_t python_count = static_cast<size_t>(call.python_count);
+  native_kinds_scratch_.resize(native_count);
+  for (size_t i = 0; i < native_count; ++i) {
+    // Caller frames hold return addresses: the call instruction is the byte before.
+    const uint64_t pc = call.pcs[i] - (i > 0 ? 1 : 0);
+    native_kinds_scratch_[i] = python.IsEvalFramePc(pc) ? NativeFrameKind::kEvalFrame : NativeFrameKind::kNative;
+  }
+  merged_scratch_.resize(native_count + python_count);
+  const size_t n = MergeNativeAndPythonFrames(native_kinds_scratch_.data(), native_count, call.python,
+                                              python_count, merged_scratch_.data(), merged_scratch_.size());
+  merged_keys_scratch_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const MergedFrame& m = merged_scratch_[i];
+    if (m.is_python) {
+      const PythonFrameRef& ref = call.python[m.index];
+      merged_keys_scratch_[i] = PythonFrameKey(ref.code_id, ref.addrq);
+    } else {
+      merged_keys_scratch_[i] = call.pcs[m.index];
+    }
+  }
+  return n;
+}
+
+void TraceWriter::DescribePythonFrame(uint32_t frame_id, uint64_t key) {
+  if (python_symbolizer_ == nullptr)
+    python_symbolizer_ = std::make_unique<PythonSymbolizer>(recorder_->python()->code_table());
+  PythonFrameRef ref{};
+  ref.code_id = PythonFrameKeyCodeId(key);
+  ref.addrq = PythonFrameKeyAddrq(key);
+  PythonSymbol symbol;
+  python_symbolizer_->Symbolize(ref, &symbol);
+  pb::Frame* frame = chunk_.add_frames();
+  frame->set_id(frame_id);
+  frame->set_kind(pb::FRAME_KIND_PYTHON);
+  frame->set_function_id(InternString(std::string(symbol.function)));
+  frame->set_file_id(InternString(std::string(symbol.filename)));
+  if (symbol.line > 0) frame->set_line(static_cast<uint32_t>(symbol.line));
+}
+
+void TraceWriter::DescribeFrame(uint32_t frame_id, uint64_t pc) {
+  std::vector<const ModuleInfo*> discovered;
+  const ModuleInfo* module = modules_.Find(pc, &discovered);
+  AddModules(discovered);
+  pb::Frame* frame = chunk_.add_frames();
+  frame->set_id(frame_id);
+  frame->set_kind(pb::FRAME_KIND_NATIVE);
+  if (module == nullptr) {
+    frame->set_rel_pc(pc);
+    return;
+  }
+  frame->set_module_id(module->id);
+  frame->set_rel_pc(pc - module->load_address);
+  if (!module->has_file) return;
+  // Every captured PC is a return address: look up the call instruction before it.
+  const SymbolInfo symbol = symbolizer_.Symbolize(module->id, module->path, pc - 1 - module->bias);
+  if (!symbol.function.empty()) {
+    frame->set_function_id(InternString(symbol.function));
+    frame->set_symbol_offset(symbol.function_offset + 1);
+  }
+  if (!symbol.file.empty()) {
+    frame->set_file_id(InternString(symbol.file));
+    frame->set_line(symbol.line);
+  }
+}
+
+void TraceWriter::AddModules(const std::vector<const ModuleInfo*>& modules) {
+  for (const ModuleInfo* m : modules) {
+    pb::Module* out = chunk_.add_modules();
+    out->set_id(m->id);
+    out->set_path(m->path);
+    out->set_build_id(m->build_id);
+    out->set_load_address(m->load_address);
+    out->set_size(m->end - m->start);
+    tables_changed_ = true;
+  }
+}
+
+void TraceWriter::DrainActivities() {
+  ActivityBuffer& buffer = recorder_->activities();
+  buffer.TakeAll(&activities_);
+  for (const PendingActivity& pending : activities_) {
+    const GpuActivityEvent& a = pending.activity;
+    trace::GpuActivityRecord r;
+    r.start_ns = a.start_ns;
+    r.end_ns = a.end_ns < a.start_ns ? a.start_ns : a.end_ns;
+    r.bytes = a.bytes;
+    r.address = a.address;
+    r.correlation_id = a.correlation_id;
+    r.device = a.device;
+    r.stream = a.stream_id;
+    r.context = a.context_id;
+    r.sync_type = a.sync_type;
+    if (pending.name_index != 0) {
+      if (pending.name_index >= activity_name_ids_.size()) activity_name_ids_.resize(pending.name_index + 1, 0);
+      uint32_t& id = activity_name_ids_[pending.name_index];
+      if (id == 0) id = InternString(buffer.NameAt(pending.name_index));
+      r.name = id;
+    }
+    r.kind = ToTrace(a.kind);
+    r.source = ToTrace(a.source);
+    r.copy_kind = a.copy_kind;
+    r.src_kind = ToTrace(a.src_kind);
+    r.dst_kind = ToTrace(a.dst_kind);
+    r.flags = a.flags;
+    if (!activity_batch_open_) {
+      activity_encoder_.Begin(chunk_.add_activities(), r.start_ns);
+      activity_batch_open_ = true;
+    }
+    activity_encoder_.Add(r);
+    ++activities_count_;
+    ++records_in_chunk_;
+  }
+}
+
+void TraceWriter::FillStats(pb::Stats* stats) {
+  FillProcessStats(stats);
+  // The loss counters come from what outlives a trace (the rings, CUPTI, the NVTX collector) and
+  // are cumulative for the process; a trace reports its own: an on-demand window does not
+  // inherit the drops of the windows before it (nor of the time between them).
+  auto since_start = [](uint64_t now, uint64_t at_start) { return now > at_start ? now - at_start : 0; };
+  stats->set_ring_dropped(since_start(stats->ring_dropped(), baseline_.ring_dropped()));
+  stats->set_cupti_dropped(since_start(stats->cupti_dropped(), baseline_.cupti_dropped()));
+  stats->set_other_dropped(since_start(stats->other_dropped(), baseline_.other_dropped()));
+  stats->set_samples_recorded(since_start(stats->samples_recorded(), baseline_.samples_recorded()));
+  stats->set_samples_dropped(since_start(stats->samples_dropped(), baseline_.samples_dropped()));
+  stats->set_activities_without_time(
+      since_start(stats->activities_without_time(), baseline_.activities_without_time()));
+}
+
+void TraceWriter::FillProcessStats(pb::Stats* stats) {
+  RingPool& pool = recorder_->pool();
+  uint64_t ring_dropped = pool.no_ring_drops();
+  for (size_t i = 0; i < pool.ring_count(); ++i)
+    ring_dropped += pool.ring(i).dropped.load(std::memory_order_relaxed);
+  stats->set_time_ns(MonotonicNs());
+  stats->set_api_calls_recorded(api_calls_);
+  stats->set_activities_recorded(activities_count_);
+  stats->set_ring_dropped(ring_dropped);
+  stats->set_cupti_dropped(recorder_->cupti_dropped());
+  uint64_t python_dropped = 0;
+  if (const PythonStackReader* python = recorder_->python(); python != nullptr && python->enabled()) {
+    // Python frames whose code object could not be stored (they read "<unknown>").
+    const PythonCodeTableStats table = python->stats().code_table;
+    python_dropped = table.table_full + table.arena_full + table.unreadable;
+  }
+  stats->set_other_dropped(recorder_->other_dropped() + recorder_->activities().dropped() + python_dropped);
+  stats->set_bytes_written(bytes_written_);
+  stats->set_chunks_written(chunks_written_);
+  stats->set_stacks_truncated(stacks_truncated_);
+  stats->set_write_errors(write_errors_);
+  stats->set_memory_bound_bytes(memory_bound_);
+  stats->set_memory_used_bytes(memory_used_);
+  for (ChunkContributor* contributor : contributors_) contributor->AddStats(stats);
+}
+
+bool TraceWriter::FlushChunk() {
+  if (failed_ || !started_ || finished_) return false;
+  std::string mode, detail;
+  if (recorder_->TakeCaptureMode(&mode, &detail)) {
+    // base_capture_ follows the latest capture info, so a later chunk capture (Python stacks
+    // turned off) repeats the current mode rather than the header's.
+    base_capture_.set_mode(mode.rfind("cupti", 0) == 0           ? pb::CAPTURE_MODE_CUPTI
+                           : mode.rfind("interposition", 0) == 0 ? pb::CAPTURE_MODE_INTERPOSITION
+                                                                 : pb::CAPTURE_MODE_HOST_ONLY);
+    base_capture_.set_mode_text(mode);
+    base_capture_.set_detail(detail);
+    *chunk_.mutable_capture() = base_capture_;
+    tables_changed_ = true;
+  }
+  UpdatePythonCapture();
+  FillStats(chunk_.mutable_stats());
+  // Nothing new at all (an idle process): skip the chunk; the next one carries the same counters.
+  const pb::Stats& s = chunk_.stats();
+  const uint64_t signature = s.api_calls_recorded() * 31 + s.activities_recorded() * 17 + s.ring_dropped() * 7 +
+                             s.cupti_dropped() * 5 + s.other_dropped() * 3 + s.memory_used_bytes();
+  if (records_in_chunk_ == 0 && !tables_changed_ && signature == last_stats_signature_ && chunks_written_ > 0) {
+    chunk_.clear_stats();
+    return true;
+  }
+  chunk_.set_sequence(sequence_++);
+  const bool ok = WriteFrame(static_cast<uint8_t>(trace::FrameType::kChunk), chunk_);
+  if (ok) ++chunks_written_;
+  last_stats_signature_ = signature;
+  chunk_.Clear();  // keeps the repeated fields' capacity: steady state does not allocate
+  batch_of_thread_.clear();
+  api_encoders_.clear();
+  activity_batch_open_ = false;
+  records_in_chunk_ = 0;
+  tables_changed_ = false;
+  return ok;
+}
+
+// Once per flush: a Python reader that turned itself off after the header was written (its
+// first live-thread check failed) is announced in the chunk's capture info; and the read guard
+// goes back on top if the application installed its own SIGSEGV/SIGBUS handler since.
+void TraceWriter::UpdatePythonCapture() {
+  const PythonStackReader* python = recorder_->python();
+  if (python == nullptr || !base_capture_.python_stacks()) return;
+  if (python->enabled()) {
+    ReinstallFaultGuardIfDisplaced();
+    return;
+  }
+  base_capture_.set_python_stacks(false);
+  const bool had_capture = chunk_.has_capture();
+  pb::CaptureInfo* capture = chunk_.mutable_capture();
+  if (!had_capture) *capture = base_capture_;
+  capture->set_python_stacks(false);
+  tables_changed_ = true;
+}
+
+bool TraceWriter::Finish(pb::EndReason reason, const std::string& detail) {
+  if (finished_ || !started_) return !failed_;
+  Drain();
+  // Force the last chunk out even if nothing changed, so the final counters are in a chunk too.
+  last_stats_signature_ = ~uint64_t{0};
+  FlushChunk();
+  finished_ = true;
+  if (!failed_) {
+    pb::TraceEnd end;
+    end.set_reason(reason);
+    end.set_detail(detail);
+    pb::ClockSnapshot* clock = end.mutable_end_clock();
+    clock->set_monotonic_ns(MonotonicNs());
+    clock->set_realtime_ns(ClockNs(CLOCK_REALTIME));
+    clock->set_boottime_ns(ClockNs(CLOCK_BOOTTIME));
+    FillStats(end.mutable_stats());
+    end.set_chunk_count(chunks_written_);
+    WriteFrame(static_cast<uint8_t>(trace::FrameType::kEnd), end);
+  }
+  std::string reason_text;
+  if (!file_->Close(&reason_text)) Fail("close failed: " + reason_text);
+  return !failed_;
+}
+
+}  // namespace gs

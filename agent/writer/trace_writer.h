@@ -1,0 +1,139 @@
+// trace_writer.h — turns what the recorder buffered into .gstrace frames (writer thread).
+//
+// Drain() empties every thread's ring and the GPU activity buffer into the pending Chunk:
+// API calls become per-thread columnar batches, PCs become interned frames and stacks (new frames
+// are attributed to modules and symbolised right here, once per distinct PC; a record's Python
+// frames replace the _PyEval_EvalFrameDefault frames they ran in, py-spy --native style, and
+// become FRAME_KIND_PYTHON frames, once per distinct (code, instruction)), API ids become
+// ApiFunction entries, kernel names interned strings. FlushChunk() adds the cumulative Stats,
+// encodes the Chunk (protobuf-lite, zlib via proto/framing) and writes it as one frame, so a file
+// cut at any byte is readable up to its last complete chunk.
+//
+// Errors: the first failed write is final (leveldb's bg_error_): failed() turns true, error()
+// says why, nothing more is written. The owner (Agent) disables recording and logs once.
+//
+// Memory: the pending chunk is bounded by the drain cadence and kMaxRecordsPerChunk (an early
+// flush); interning tables grow with distinct stacks/PCs/strings, not with time.
+//
+// Thread safety: none. The Agent serialises Start/Drain/FlushChunk/Finish (writer thread, exit,
+// exec) with one mutex.
+#ifndef GPUSTALL_AGENT_WRITER_TRACE_WRITER_H_
+#define GPUSTALL_AGENT_WRITER_TRACE_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "agent/writer/api_name.h"
+#include "agent/writer/chunk_contributor.h"
+#include "agent/symbolize/elf_symbolizer.h"
+#include "agent/symbolize/module_map.h"
+#include "agent/python/python_symbolizer.h"
+#include "agent/python/stack_merge.h"
+#include "agent/record/ring_recorder.h"
+#include "agent/stacks/stack_table.h"
+#include "agent/writer/trace_file.h"
+#include "proto/batch_codec.h"
+#include "proto/gstrace.pb.h"
+
+namespace gs {
+
+class TraceWriter final : private ChunkBuilder {
+ public:
+  static constexpr uint32_t kMaxRecordsPerChunk = 65536;
+
+  // `recorder` must outlive the writer. `memory_bound` is reported in Stats.
+  TraceWriter(RingRecorder* recorder, std::unique_ptr<TraceFile> file, ApiNameFunction api_names,
+              uint64_t memory_bound);
+  ~TraceWriter();
+
+  // Writes the prelude and the header frame. header.capture() is also the base of every later
+  // Chunk.capture (stack fields), whose mode fields come from Recorder::SetCaptureMode.
+  bool Start(const gpustall::trace::TraceHeader& header);
+  // Registers a producer of other records (sampler, NVTX, host stats); Drain() drains it after
+  // the rings, FillStats() adds its counters. `contributor` must outlive the writer. Call before
+  // Start() or between writer calls (same serialisation as every other call).
+  void AddContributor(ChunkContributor* contributor) { contributors_.push_back(contributor); }
+  // Moves everything buffered into the pending chunk. Returns the number of records moved.
+  size_t Drain();
+  // True when the pending chunk should be written now, not at the next period.
+  bool chunk_full() const { return records_in_chunk_ >= kMaxRecordsPerChunk; }
+  // Writes the pending chunk (with Stats) if anything changed since the last one.
+  bool FlushChunk();
+  // Drain + FlushChunk + TraceEnd frame + close. Idempotent; later calls do nothing.
+  bool Finish(gpustall::trace::EndReason reason, const std::string& detail);
+
+  bool failed() const { return failed_; }
+  const std::string& error() const { return error_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t chunks_written() const { return chunks_written_; }
+
+ private:
+  void DrainRing(size_t index, ThreadRing& ring);
+  void AddApiCall(uint64_t tid, const ApiCallView& call);
+  void DrainActivities();
+  // --- ChunkBuilder (for contributors) ---
+  gpustall::trace::Chunk* chunk() override { return &chunk_; }
+  uint32_t InternString(const std::string& value) override;
+  uint32_t InternStack(const StackView& stack) override;
+  void CountRecords(size_t n) override { records_in_chunk_ += static_cast<uint32_t>(n); }
+
+  uint32_t FunctionId(const ApiCallEvent& event);
+  size_t MergePythonFrames(const StackView& stack);
+  void DescribeFrame(uint32_t frame_id, uint64_t pc);
+  void DescribePythonFrame(uint32_t frame_id, uint64_t key);
+  void UpdatePythonCapture();
+  void AddModules(const std::vector<const ModuleInfo*>& modules);
+  void FillStats(gpustall::trace::Stats* stats);         // this trace's (losses since Start)
+  void FillProcessStats(gpustall::trace::Stats* stats);  // the counters as they are now
+  bool WriteFrame(uint8_t type, const google::protobuf::MessageLite& message);
+  bool Fail(const std::string& what);
+
+  RingRecorder* recorder_;
+  std::unique_ptr<TraceFile> file_;
+  ApiNameFunction api_names_;
+  uint64_t memory_bound_;
+
+  gpustall::trace::Chunk chunk_;
+  gpustall::trace::CaptureInfo base_capture_;
+  uint64_t sequence_ = 0;
+  uint32_t records_in_chunk_ = 0;
+  bool tables_changed_ = false;
+  std::unordered_map<uint64_t, size_t> batch_of_thread_;  // tid -> index in api_encoders_
+  std::vector<trace::ApiCallBatchEncoder> api_encoders_;
+  trace::GpuActivityBatchEncoder activity_encoder_;
+  bool activity_batch_open_ = false;
+  std::vector<PendingActivity> activities_;
+  std::vector<uint32_t> activity_name_ids_;  // name_index -> string id (0: not yet interned)
+  std::vector<uint64_t> ring_serial_seen_;   // per ring slot: owner_serial already described
+  std::vector<ChunkContributor*> contributors_;
+
+  std::unordered_map<std::string, uint32_t> strings_;
+  std::unordered_map<uint32_t, uint32_t> functions_;  // source << 16 | api_id -> id
+  StackTable stacks_;
+  ModuleMap modules_;
+  bool modules_scanned_ = false;
+  ElfSymbolizer symbolizer_;
+  std::vector<uint32_t> frame_ids_scratch_;
+  std::vector<std::pair<uint32_t, uint64_t>> new_frames_scratch_;
+  // Python frames (when recorder->python() is enabled): merged into the native stack here.
+  std::unique_ptr<PythonSymbolizer> python_symbolizer_;  // created on the first Python frame
+  std::vector<NativeFrameKind> native_kinds_scratch_;
+  std::vector<MergedFrame> merged_scratch_;
+  std::vector<uint64_t> merged_keys_scratch_;
+  std::string payload_, frame_;
+
+  // Cumulative counters (Stats).
+  uint64_t api_calls_ = 0, activities_count_ = 0, stacks_truncated_ = 0;
+  uint64_t bytes_written_ = 0, chunks_written_ = 0, write_errors_ = 0, memory_used_ = 0;
+  uint64_t last_stats_signature_ = 0;
+  gpustall::trace::Stats baseline_;  // FillProcessStats at Start: subtracted from the losses
+  bool started_ = false, finished_ = false, failed_ = false;
+  std::string error_;
+};
+
+}  // namespace gs
+
+#endif  // GPUSTALL_AGENT_WRITER_TRACE_WRITER_H_

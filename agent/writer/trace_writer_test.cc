@@ -1,0 +1,422 @@
+#include "agent/writer/trace_writer.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "agent/record/ring_pool.h"
+#include "agent/record/ring_recorder.h"
+#include "agent/stacks/stack_capture.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/format.h"
+#include "analyzer/reader/trace_reader.h"
+
+namespace gs {
+namespace {
+
+namespace pb = gpustall::trace;
+using ::testing::HasSubstr;
+
+const char* TestApiNames(ApiSource source, uint16_t id) {
+  if (source != ApiSource::kInterposer) return nullptr;
+  return id == 1 ? "cudaMemcpyAsync" : id == 2 ? "cudaLaunchKernel" : nullptr;
+}
+
+std::string TempPath(const char* name) {
+  const char* dir = getenv("TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/gs_writer_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+struct Rig {
+  RingPool pool;
+  StackCapturer stacks;
+  std::unique_ptr<RingRecorder> recorder;
+  Rig() {
+    EXPECT_TRUE(pool.Init(1 << 20));
+    std::string note;
+    stacks.Init(StackMode::kUnwind, &note);
+    recorder = std::make_unique<RingRecorder>(&pool, &stacks, 32, 4096);
+  }
+};
+
+pb::TraceHeader Header() {
+  pb::TraceHeader h;
+  h.set_schema_version(trace::kSchemaVersion);
+  h.set_pid(getpid());
+  h.mutable_capture()->set_stack_method("libunwind");
+  return h;
+}
+
+ApiCallEvent Copy(uint64_t t) {
+  ApiCallEvent e{};
+  e.enter_ns = t;
+  e.exit_ns = t + 500;
+  e.bytes = 4096;
+  e.stream = 0x7f0000001000;
+  e.address = 0xdead0000;
+  e.correlation_id = static_cast<uint32_t>(t / 1000);
+  e.api_id = 1;
+  e.result = 0;
+  e.source = ApiSource::kInterposer;
+  e.api_class = ApiClass::kMemcpy;
+  e.copy_kind = 1;  // cudaMemcpyHostToDevice
+  e.src_kind = MemKind::kPageable;
+  e.dst_kind = MemKind::kDevice;
+  e.flags = kApiFlagAsync;
+  e.device = 0;
+  return e;
+}
+
+int g_record_line = 0;
+__attribute__((noinline)) void RecordFromHere(Recorder& recorder, uint64_t t) {
+  g_record_line = __LINE__ + 1;
+  recorder.RecordApiCall(Copy(t), true, 0);
+  __asm__ volatile("" ::: "memory");
+}
+
+TEST(TraceWriterTest, EventsRoundTripThroughTheReader) {
+  Rig rig;
+  const std::string path = TempPath("roundtrip.gstrace");
+  std::string error;
+  auto file = CreateTraceFile(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  RingRecorder& recorder = *rig.recorder;
+  recorder.SetCaptureMode("cupti", "subscribed");
+  ASSERT_TRUE(writer.Start(Header()));
+
+  for (int i = 0; i < 100; ++i) RecordFromHere(recorder, 1000000 + i * 1000);
+  uint64_t other_tid = 0;
+  std::thread other([&] {
+    for (int i = 0; i < 50; ++i) {
+      ApiCallEvent e = Copy(2000000 + i * 1000);
+      e.api_id = 2;
+      e.api_class = ApiClass::kLaunch;
+      e.result = 700;
+      recorder.RecordApiCall(e, false, 0);
+    }
+    other_tid = static_cast<uint64_t>(gettid());
+  });
+  other.join();
+  GpuActivityEvent a{};
+  a.start_ns = 1500000;
+  a.end_ns = 1600000;
+  a.correlation_id = 3;
+  a.kind = ActivityKind::kKernel;
+  a.source = ActivitySource::kCupti;
+  a.stream_id = 7;
+  std::string name = "kernelA";
+  a.name = name.c_str();
+  recorder.RecordGpuActivity(a);
+  name = "overwritten";  // the recorder copied the name
+  a.name = "kernelB";
+  recorder.RecordGpuActivity(a);
+  a.name = "kernelA";
+  recorder.RecordGpuActivity(a);
+  recorder.AddDropped(5, 2);
+  EXPECT_EQ(writer.Drain(), 153u);
+  ASSERT_TRUE(writer.FlushChunk());
+  RecordFromHere(recorder, 3000000);
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
+  EXPECT_FALSE(writer.failed());
+
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  reader::TraceReader& r = **opened;
+  EXPECT_EQ(r.header().pid(), getpid());
+  std::vector<trace::ApiCallRecord> calls;
+  std::vector<trace::GpuActivityRecord> activities;
+  reader::ChunkEvents events;
+  std::set<uint32_t> stacks;
+  std::string described;
+  while (true) {
+    auto more = r.Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    for (const auto& c : events.api_calls) {
+      calls.push_back(c);
+      if (c.stack != 0) {
+        stacks.insert(c.stack);
+        described = r.tables().DescribeStack(c.stack);
+      }
+    }
+    activities.insert(activities.end(), events.activities.begin(), events.activities.end());
+  }
+  EXPECT_TRUE(damage.damage.empty());
+  ASSERT_EQ(calls.size(), 151u);
+  // Field by field, the first copy.
+  const trace::ApiCallRecord& c = calls[0];
+  EXPECT_EQ(c.enter_ns, 1000000u);
+  EXPECT_EQ(c.exit_ns, 1000500u);
+  EXPECT_EQ(c.bytes, 4096u);
+  EXPECT_EQ(c.stream, 0x7f0000001000u);
+  EXPECT_EQ(c.address, 0xdead0000u);
+  EXPECT_EQ(c.correlation_id, 1000u);
+  EXPECT_EQ(c.copy_kind, 1);
+  EXPECT_EQ(c.src_kind, pb::MEM_KIND_PAGEABLE);
+  EXPECT_EQ(c.dst_kind, pb::MEM_KIND_DEVICE);
+  EXPECT_EQ(c.flags, kApiFlagAsync);
+  EXPECT_EQ(c.thread_id, static_cast<uint64_t>(gettid()));
+  EXPECT_EQ(r.tables().function_name(c.function), "cudaMemcpyAsync");
+  EXPECT_EQ(c.api_class, pb::API_CLASS_MEMCPY);
+  // The other thread's calls: no stack, their own thread id, result kept.
+  int launches = 0;
+  for (const auto& call : calls) {
+    if (r.tables().function_name(call.function) != "cudaLaunchKernel") continue;
+    ++launches;
+    EXPECT_EQ(call.thread_id, other_tid);
+    EXPECT_EQ(call.stack, 0u);
+    EXPECT_EQ(call.result, 700);
+  }
+  EXPECT_EQ(launches, 50);
+  // 100 captures from one call site share one stack id; the 101st comes from another call site.
+  std::set<uint32_t> loop_stacks;
+  for (size_t i = 0; i < 100; ++i) loop_stacks.insert(calls[i].stack);
+  EXPECT_EQ(loop_stacks.size(), 1u);
+  EXPECT_EQ(stacks.size(), 2u);
+  // Symbolised down to the line.
+  EXPECT_THAT(described, HasSubstr("RecordFromHere"));
+  EXPECT_THAT(described, HasSubstr("trace_writer_test.cc:" + std::to_string(g_record_line)));
+  EXPECT_NE(r.tables().thread(other_tid), nullptr);
+  // Activities with copied, interned names.
+  ASSERT_EQ(activities.size(), 3u);
+  EXPECT_EQ(r.tables().string(activities[0].name), "kernelA");
+  EXPECT_EQ(r.tables().string(activities[1].name), "kernelB");
+  EXPECT_EQ(activities[2].name, activities[0].name);
+  EXPECT_EQ(activities[0].stream, 7u);
+  // Counters, mode and the clean end.
+  EXPECT_EQ(r.last_stats().cupti_dropped(), 5u);
+  EXPECT_EQ(r.last_stats().other_dropped(), 2u);
+  EXPECT_EQ(r.last_stats().api_calls_recorded(), 151u);
+  EXPECT_EQ(r.last_stats().ring_dropped(), 0u);
+  EXPECT_EQ(r.capture().mode(), pb::CAPTURE_MODE_CUPTI);
+  EXPECT_EQ(r.capture().stack_method(), "libunwind");
+  ASSERT_NE(r.end(), nullptr);
+  EXPECT_EQ(r.end()->reason(), pb::END_REASON_EXIT);
+  unlink(path.c_str());
+}
+
+TEST(TraceWriterTest, FileCutAtAnyByteKeepsEveryCompleteChunk) {
+  Rig rig;
+  const std::string path = TempPath("cut.gstrace");
+  std::string error;
+  TraceWriter writer(rig.recorder.get(), CreateTraceFile(path, &error), &TestApiNames, 1 << 20);
+  ASSERT_TRUE(writer.Start(Header()));
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    for (int i = 0; i < 20; ++i) RecordFromHere(*rig.recorder, 1000000 * (chunk + 1) + i);
+    writer.Drain();
+    ASSERT_TRUE(writer.FlushChunk());
+  }
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string bytes = buffer.str();
+  unlink(path.c_str());
+  size_t previous = 0;
+  int opened = 0;
+  for (size_t cut = 0; cut <= bytes.size(); cut += 7) {
+    auto reader = reader::TraceReader::FromBuffer(bytes.substr(0, cut));
+    if (!reader.ok()) continue;  // cut inside the prelude/header
+    ++opened;
+    reader::ChunkEvents events;
+    size_t calls = 0;
+    while (true) {
+      auto more = (*reader)->Next(&events);
+      ASSERT_TRUE(more.ok());
+      if (!*more) break;
+      calls += events.api_calls.size();
+    }
+    EXPECT_EQ(calls % 20, 0u) << "a chunk is all or nothing";
+    EXPECT_GE(calls, previous);
+    previous = calls;
+  }
+  EXPECT_GT(opened, 10);
+  EXPECT_EQ(previous, 80u);
+}
+
+// A contributor that adds samples with a stack captured here and a named NVTX range.
+class FakeContributor : public ChunkContributor {
+ public:
+  size_t DrainInto(ChunkBuilder* builder) override {
+    if (pcs_.empty()) return 0;
+    StackView view;
+    view.pcs = pcs_.data();
+    view.pc_count = static_cast<int>(pcs_.size());
+    const uint32_t stack = builder->InternStack(view);
+    trace::SampleBatchEncoder samples;
+    samples.Begin(builder->chunk()->add_samples(), 42, 5000);
+    for (int i = 0; i < 3; ++i) {
+      trace::SampleRecord r;
+      r.time_ns = 5000 + i * 1000;
+      r.stack = stack;
+      r.state = pb::THREAD_STATE_IO_WAIT;
+      samples.Add(r);
+    }
+    trace::NvtxRangeBatchEncoder ranges;
+    ranges.Begin(builder->chunk()->add_nvtx_ranges(), 42, 5000);
+    trace::NvtxRangeRecord range;
+    range.start_ns = 5000;
+    range.end_ns = 7500;
+    range.name = builder->InternString("data");
+    ranges.Add(range);
+    builder->CountRecords(4);
+    pcs_.clear();
+    ++drains_;
+    return 4;
+  }
+  void AddStats(pb::Stats* stats) override { stats->set_samples_recorded(3 * drains_); }
+  std::vector<uint64_t> pcs_;
+  int drains_ = 0;
+};
+
+TEST(TraceWriterTest, ContributorsShareTheWritersTables) {
+  Rig rig;
+  const std::string path = TempPath("contributor.gstrace");
+  std::string error;
+  auto file = CreateTraceFile(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  FakeContributor contributor;
+  writer.AddContributor(&contributor);
+  ASSERT_TRUE(writer.Start(Header()));
+  RecordFromHere(*rig.recorder, 1000);  // an API call from the same site as the sample below
+  uint64_t pcs[32];
+  const int n = rig.stacks.Capture(pcs, 32, 0, 0, 0);  // libunwind: no bounds needed
+  ASSERT_GT(n, 0);
+  contributor.pcs_.assign(pcs, pcs + n);
+  EXPECT_EQ(writer.Drain(), 5u);  // 1 call + 4 contributed records
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
+
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  reader::TraceReader& r = **opened;
+  reader::ChunkEvents events;
+  std::vector<trace::SampleRecord> samples;
+  std::vector<trace::NvtxRangeRecord> ranges;
+  while (true) {
+    auto more = r.Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    samples.insert(samples.end(), events.samples.begin(), events.samples.end());
+    ranges.insert(ranges.end(), events.nvtx_ranges.begin(), events.nvtx_ranges.end());
+  }
+  EXPECT_TRUE(damage.damage.empty());
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(samples[2].time_ns, 7000u);
+  EXPECT_EQ(samples[0].thread_id, 42u);
+  EXPECT_EQ(samples[0].state, pb::THREAD_STATE_IO_WAIT);
+  ASSERT_NE(samples[0].stack, 0u);
+  // Symbolised through the writer's own tables, down to this test's function.
+  EXPECT_THAT(r.tables().DescribeStack(samples[0].stack), HasSubstr("ContributorsShareTheWritersTables"));
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(r.tables().string(ranges[0].name), "data");
+  EXPECT_EQ(ranges[0].end_ns, 7500u);
+  EXPECT_EQ(r.last_stats().samples_recorded(), 3u);
+  unlink(path.c_str());
+}
+
+// The rings, CUPTI and the recorder outlive a trace (on-demand windows): a trace's loss counters
+// start at zero with it, not at the process' running totals.
+TEST(TraceWriterTest, LossesBeforeStartBelongToNoTrace) {
+  Rig rig;
+  rig.recorder->AddDropped(7, 3);  // an earlier window's (or the time between windows)
+  const std::string path = TempPath("second_window.gstrace");
+  std::string error;
+  auto file = CreateTraceFile(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  ASSERT_TRUE(writer.Start(Header()));
+  rig.recorder->AddDropped(2, 1);  // this trace's own
+  RecordFromHere(*rig.recorder, 1000);
+  EXPECT_EQ(writer.Drain(), 1u);
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_STOPPED, ""));
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = (*opened)->Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+  }
+  EXPECT_EQ((*opened)->last_stats().cupti_dropped(), 2u);
+  EXPECT_EQ((*opened)->last_stats().other_dropped(), 1u);
+  EXPECT_EQ((*opened)->last_stats().api_calls_recorded(), 1u);
+  unlink(path.c_str());
+}
+
+// A file that fails from the N-th append on, like a disk that fills up.
+class FailingFile : public TraceFile {
+ public:
+  FailingFile(int good_appends, int* appends) : good_(good_appends), appends_(appends) {}
+  bool Append(const void*, size_t, std::string* error) override {
+    if (++*appends_ > good_) {
+      *error = "No space left on device";
+      return false;
+    }
+    return true;
+  }
+  bool Close(std::string*) override { return true; }
+
+ private:
+  int good_;
+  int* appends_;
+};
+
+TEST(TraceWriterTest, FirstWriteErrorIsStickyAndReported) {
+  Rig rig;
+  int appends = 0;
+  TraceWriter writer(rig.recorder.get(), std::make_unique<FailingFile>(2, &appends), &TestApiNames, 1 << 20);
+  ASSERT_TRUE(writer.Start(Header()));  // prelude + header
+  RecordFromHere(*rig.recorder, 1);
+  writer.Drain();
+  EXPECT_FALSE(writer.FlushChunk());
+  EXPECT_TRUE(writer.failed());
+  EXPECT_EQ(writer.error(), "write failed: No space left on device");
+  EXPECT_EQ(appends, 3);
+  // Nothing more is attempted: the error is final.
+  RecordFromHere(*rig.recorder, 2);
+  writer.Drain();
+  EXPECT_FALSE(writer.FlushChunk());
+  EXPECT_FALSE(writer.Finish(pb::END_REASON_EXIT, ""));
+  EXPECT_EQ(appends, 3);
+  EXPECT_EQ(writer.error(), "write failed: No space left on device");
+}
+
+TEST(TraceWriterTest, HeaderWriteErrorFailsStart) {
+  Rig rig;
+  int appends = 0;
+  TraceWriter writer(rig.recorder.get(), std::make_unique<FailingFile>(0, &appends), &TestApiNames, 1 << 20);
+  EXPECT_FALSE(writer.Start(Header()));
+  EXPECT_TRUE(writer.failed());
+}
+
+TEST(TraceWriterTest, IdleFlushWritesNothing) {
+  Rig rig;
+  int appends = 0;
+  TraceWriter writer(rig.recorder.get(), std::make_unique<FailingFile>(1000, &appends), &TestApiNames, 1 << 20);
+  ASSERT_TRUE(writer.Start(Header()));
+  writer.Drain();
+  ASSERT_TRUE(writer.FlushChunk());  // the first chunk (module map, stats)
+  const int after_first = appends;
+  for (int i = 0; i < 5; ++i) {
+    writer.Drain();
+    ASSERT_TRUE(writer.FlushChunk());
+  }
+  EXPECT_EQ(appends, after_first);
+  RecordFromHere(*rig.recorder, 1);
+  writer.Drain();
+  ASSERT_TRUE(writer.FlushChunk());
+  EXPECT_EQ(appends, after_first + 1);
+}
+
+}  // namespace
+}  // namespace gs
