@@ -390,6 +390,7 @@ void ReportCompleted(const OpHandle& op, bool fault) {
   x.fault = fault;
   x.submit_api = op.submit_api;
   x.submit_domain = op.submit_domain;
+  r.submit_domain = op.submit_domain;
   r.device_id = static_cast<uint32_t>(op.dev->index);
   r.context_id = ContextId(op.dev->index);
   r.stream_id = op.stream->id;

@@ -4,7 +4,7 @@
 // cuBLAS calls the driver) and cuLaunchKernelEx (the way Triton's launcher does), copies, a
 // memset, events. driver_truth_test.cc runs it and checks the truth log it leaves.
 // Exit status 0: every call returned what the driver API reference says it returns.
-// Usage: driver_program <cubin>
+// Usage: driver_program <cubin> [<fatbin>]
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -46,8 +46,8 @@ extern "C" CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned
                                         unsigned, unsigned, unsigned, CUstream, void**, void**);
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: driver_program <cubin>\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: driver_program <cubin> [<fatbin>]\n");
     return 2;
   }
   std::ifstream in(argv[1], std::ios::binary);
@@ -121,6 +121,16 @@ int main(int argc, char** argv) {
   EXPECT_CU(cuModuleGetFunction(&scale, module, "_Z5scalePffi"), CUDA_SUCCESS);
   EXPECT_CU(cuModuleGetFunction(&helper, module, "_Z6helperff"), CUDA_ERROR_NOT_FOUND);
   EXPECT_CU(cuModuleGetFunction(&helper, module, "scale"), CUDA_ERROR_NOT_FOUND);
+  if (argc == 3) {  // nvcc -fatbin: the same kernels inside a fatbinary
+    std::ifstream fin(argv[2], std::ios::binary);
+    std::vector<char> fatbin((std::istreambuf_iterator<char>(fin)), std::istreambuf_iterator<char>());
+    CUmodule fat_module = nullptr;
+    CUfunction fat_add = nullptr;
+    EXPECT_CU(cuModuleLoadData(&fat_module, fatbin.data()), CUDA_SUCCESS);
+    EXPECT_CU(cuModuleGetFunction(&fat_add, fat_module, "triton_add"), CUDA_SUCCESS);
+    EXPECT_CU(cuModuleUnload(fat_module), CUDA_SUCCESS);
+    EXPECT_CU(cuModuleGetFunction(&fat_add, fat_module, "triton_add"), CUDA_ERROR_INVALID_HANDLE);
+  }
   const char garbage[64] = "not a module image";
   CUmodule bad = nullptr;
   EXPECT_CU(cuModuleLoadData(&bad, garbage), CUDA_ERROR_INVALID_IMAGE);

@@ -32,7 +32,7 @@ const std::string* Find(const std::vector<std::string>& lines, const std::string
 
 TEST(SimgpuDriverApi, CubinLaunchesAreOnTheTimelineAndInTheTruthLog) {
   std::string truth = TempPath("driver-truth");
-  ASSERT_EQ(RunProgram({DRIVER_PROGRAM, DRIVER_CUBIN},
+  ASSERT_EQ(RunProgram({DRIVER_PROGRAM, DRIVER_CUBIN, DRIVER_FATBIN},
                        {"SIMGPU_TRUTH=" + truth, "SIMGPU_TRUTH_API=1", "CUDA_INJECTION64_PATH=none",
                         "SIMGPU_KERNEL_DURATIONS=triton_add=3ms,scale=5ms"}),
             0);
