@@ -487,6 +487,48 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   SG_RET(ToCu(e != cudaSuccess ? e : f));
 }
 
+// Triton's launcher checks every pointer argument with CU_POINTER_ATTRIBUTE_DEVICE_POINTER.
+// Memory CUDA does not know (pageable host memory): CUDA_ERROR_INVALID_VALUE, as documented.
+// simgpu reports managed memory as CU_MEMORYTYPE_DEVICE.
+CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  SG_DRV(cuPointerGetAttribute, data, attribute, ptr);
+  if (data == nullptr) SG_RET(CUDA_ERROR_INVALID_VALUE);
+  simgpu::PointerInfo info = simgpu::ClassifyPointer(reinterpret_cast<const void*>(ptr));
+  if (info.kind == simgpu::MemKind::kPageable) SG_RET(CUDA_ERROR_INVALID_VALUE);
+  bool on_device = info.kind == simgpu::MemKind::kDevice || info.kind == simgpu::MemKind::kManaged;
+  int device = info.device >= 0 ? info.device : 0;
+  switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      *static_cast<CUcontext*>(data) = static_cast<CUcontext>(simgpu::ContextHandle(device));
+      break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *static_cast<unsigned*>(data) = on_device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+      break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:  // unified addressing: the same address
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      if (attribute == CU_POINTER_ATTRIBUTE_HOST_POINTER && info.kind == simgpu::MemKind::kDevice) {
+        SG_RET(CUDA_ERROR_INVALID_VALUE);  // device memory has no host mapping
+      }
+      *static_cast<CUdeviceptr*>(data) = ptr;
+      break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      *static_cast<unsigned*>(data) = info.kind == simgpu::MemKind::kManaged;
+      break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      *static_cast<int*>(data) = device;
+      break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      *static_cast<CUdeviceptr*>(data) = info.base;
+      break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      *static_cast<size_t*>(data) = info.size;
+      break;
+    default:
+      SG_RET(CUDA_ERROR_NOT_SUPPORTED);
+  }
+  SG_RET(CUDA_SUCCESS);
+}
+
 CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {
   SG_DRV(cuMemGetInfo_v2, free, total);
   int dev;

@@ -96,6 +96,7 @@ const ProcEntry kProcs[] = {
     {"cuMemAlloc", 3020, SG_FN(cuMemAlloc_v2), nullptr},
     {"cuMemFree", 3020, SG_FN(cuMemFree_v2), nullptr},
     {"cuMemGetInfo", 3020, SG_FN(cuMemGetInfo_v2), nullptr},
+    {"cuPointerGetAttribute", 4000, SG_FN(cuPointerGetAttribute), nullptr},
     {"cuMemAllocHost", 3020, SG_FN(cuMemAllocHost_v2), nullptr},
     {"cuMemHostAlloc", 2020, SG_FN(cuMemHostAlloc), nullptr},
     {"cuMemFreeHost", 2000, SG_FN(cuMemFreeHost), nullptr},
