@@ -38,7 +38,9 @@ cudaError_t cudaGetDevice(int* device) {
 cudaError_t cudaSetDevice(int device) {
   SG_API_NOSTICKY(cudaSetDevice_v3020, device);
   if (!ValidDevice(device)) return call.Finish(cudaErrorInvalidDevice);
-  simgpu::SetCurrentDevice(device);
+  // Since CUDA 12 cudaSetDevice makes the device's primary context current at once (runtime API
+  // reference, cudaSetDevice); the driver API sees it (cuCtxGetCurrent).
+  simgpu::BindContext(device);
   return call.Finish(simgpu::StickyError(device));
 }
 
