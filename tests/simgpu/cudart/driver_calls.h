@@ -21,13 +21,27 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <functional>
+#include <type_traits>
 
 #include "driver/driver.h"
 
 namespace simgpu {
 
-using DriverWork = std::function<cudaError_t()>;
+// A non-owning reference to the work (a lambda that lives for the whole call): no allocation on
+// the launch path.
+class DriverWork {
+ public:
+  template <typename F,
+            typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, DriverWork>>>
+  DriverWork(F&& f)  // NOLINT(google-explicit-constructor): lambdas convert implicitly
+      : object_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o) -> cudaError_t { return (*static_cast<std::remove_reference_t<F>*>(o))(); }) {}
+  cudaError_t operator()() const { return call_(object_); }
+
+ private:
+  void* object_;
+  cudaError_t (*call_)(void*);
+};
 
 cudaError_t NestedLaunch(const KernelInfo* k, dim3 grid, dim3 block, size_t shared_mem,
                          cudaStream_t stream, void** args, bool per_thread, int device,
