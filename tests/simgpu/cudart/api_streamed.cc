@@ -4,6 +4,8 @@
 // CUDA_API_PER_THREAD_DEFAULT_STREAM + SIMGPU_PTDS_UNIT, where cuda_runtime_api.h renames each
 // function to its _ptds/_ptsz name, stream 0 means the calling thread's default stream, and
 // SG_PT picks the matching CUPTI cbid and params struct.
+#include <dlfcn.h>
+
 #include "cudart/api_call.h"
 #include "cudart/driver_calls.h"
 #include "cudart/launch.h"
@@ -72,9 +74,46 @@ cudaError_t SymbolCopy(ApiCall& call, cudaStream_t stream, const void* symbol, s
   return Copy(call, stream, {host, at, count, 1, 0, 0, kind, async});
 }
 
+// cudaGetDriverEntryPoint(ByVersion): as cudart does, ask the driver — libcuda.so.1's
+// cuGetProcAddress_v2, found with dlopen (the runtime has no link-time dependency on the driver).
+// Its call is reported as a driver call nested in this runtime call.
+cudaError_t DriverEntryPoint(const char* symbol, void** func, unsigned version,
+                             unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
+  if (symbol == nullptr || func == nullptr) return cudaErrorInvalidValue;
+  if ((flags & ~3ull) != 0) return cudaErrorInvalidValue;
+  // cudaEnableDefault: per-thread in a per-thread-default-stream build, else legacy.
+  if ((flags & 3ull) == 0) flags = simgpu::kPerThreadDefaultStream ? 2 : 1;
+  using GetProcAddress = int (*)(const char*, void**, int, unsigned long long, int*);
+  static GetProcAddress get = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    return lib ? reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2")) : nullptr;
+  }();
+  if (get == nullptr) return cudaErrorNotSupported;
+  int driver_status = 0;
+  // cudaEnable* flags have CU_GET_PROC_ADDRESS_*'s values; so do the query results.
+  get(symbol, func, static_cast<int>(version), flags, &driver_status);
+  if (status != nullptr) *status = static_cast<cudaDriverEntryPointQueryResult>(driver_status);
+  return cudaSuccess;  // not found: *func = NULL, status says why (runtime API reference)
+}
+
 }  // namespace
 
 extern "C" {
+
+cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult* driverStatus) {
+  SG_API(SG_PT(cudaGetDriverEntryPoint_v11030, cudaGetDriverEntryPoint_ptsz_v11030), symbol,
+         funcPtr, flags, driverStatus);
+  return call.Finish(DriverEntryPoint(symbol, funcPtr, CUDART_VERSION, flags, driverStatus));
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr,
+                                             unsigned int cudaVersion, unsigned long long flags,
+                                             cudaDriverEntryPointQueryResult* driverStatus) {
+  SG_API(SG_PT(cudaGetDriverEntryPointByVersion_v12050, cudaGetDriverEntryPointByVersion_ptsz_v12050),
+         symbol, funcPtr, cudaVersion, flags, driverStatus);
+  return call.Finish(DriverEntryPoint(symbol, funcPtr, cudaVersion, flags, driverStatus));
+}
 
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
                                cudaMemcpyKind kind) {

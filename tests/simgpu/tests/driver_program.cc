@@ -191,6 +191,16 @@ int main(int argc, char** argv) {
   EXPECT_CU(cuEventElapsedTime(&ms, begin, end), CUDA_SUCCESS);
   std::printf("kernels between the events: %.3f ms\n", ms);
 
+  // A library asking the runtime for a driver entry point (cudart asks the driver in turn).
+  void* via_runtime = nullptr;
+  cudaDriverEntryPointQueryResult rt_status = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &via_runtime, 12000, cudaEnableDefault,
+                                       &rt_status) != cudaSuccess ||
+      rt_status != cudaDriverEntryPointSuccess || SymbolOf(via_runtime) != "cuLaunchKernel") {
+    std::fprintf(stderr, "cudaGetDriverEntryPointByVersion(cuLaunchKernel) failed\n");
+    ++g_failures;
+  }
+
   // One runtime launch on the same context: cudaLaunchKernel, whose nested driver call is
   // cuLaunchKernel with the runtime call's correlation id.
   const void* rt_kernel = simgpuKernel("runtime_kernel", 1000000);

@@ -111,13 +111,19 @@ TEST(SimgpuDriverApi, CubinLaunchesAreOnTheTimelineAndInTheTruthLog) {
   for (const auto& a : apis) {
     if (JsonRaw(a, "nested") == "true") nested.push_back(a);
   }
-  ASSERT_EQ(nested.size(), 1u) << "only the runtime launch nests a driver call here";
-  EXPECT_EQ(JsonRaw(nested[0], "name"), "cuLaunchKernel");
-  EXPECT_EQ(JsonRaw(nested[0], "domain"), "driver");
-  EXPECT_EQ(JsonU64(nested[0], "correlation_id"), rt_corr);
-  EXPECT_GE(JsonU64(nested[0], "start_ns"), JsonU64(*rt_api, "start_ns"));
-  EXPECT_LE(JsonU64(nested[0], "end_ns"), JsonU64(*rt_api, "end_ns"));
+  // The runtime calls here that nest driver calls: the launch, and the entry-point query.
+  ASSERT_EQ(nested.size(), 2u);
+  const std::string* nested_launch = Find(nested, "name", "cuLaunchKernel");
+  ASSERT_TRUE(nested_launch);
+  EXPECT_EQ(JsonRaw(*nested_launch, "domain"), "driver");
+  EXPECT_EQ(JsonU64(*nested_launch, "correlation_id"), rt_corr);
+  EXPECT_GE(JsonU64(*nested_launch, "start_ns"), JsonU64(*rt_api, "start_ns"));
+  EXPECT_LE(JsonU64(*nested_launch, "end_ns"), JsonU64(*rt_api, "end_ns"));
   EXPECT_EQ(direct.count(rt_corr), 0u);
+  const std::string* nested_gpa = Find(nested, "name", "cuGetProcAddress_v2");
+  const std::string* entry_api = Find(apis, "name", "cudaGetDriverEntryPointByVersion_v12050");
+  ASSERT_TRUE(nested_gpa && entry_api);
+  EXPECT_EQ(JsonU64(*nested_gpa, "correlation_id"), JsonU64(*entry_api, "correlation_id"));
   std::remove(truth.c_str());
 }
 
