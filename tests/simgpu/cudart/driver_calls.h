@@ -14,6 +14,8 @@
 //   cudaStreamSynchronize, cudaDeviceSynchronize    cuStreamSynchronize(_ptsz), cuCtxSynchronize
 //   cudaEventRecord, cudaEventSynchronize, cudaEventQuery   cuEventRecord(_ptsz), cuEventSynchronize, cuEventQuery
 //   cudaStreamWaitEvent, cudaStreamQuery            cuStreamWaitEvent(_ptsz), cuStreamQuery(_ptsz)
+//   cudaGetDriverEntryPoint(ByVersion)              cuGetProcAddress_v2 (a real call into
+//                                                   libcuda.so.1, api_streamed.cc)
 // Each takes the work as a callable returning cudaError_t and reports that result as a CUresult.
 #ifndef GPUSTALL_TESTS_SIMGPU_CUDART_DRIVER_CALLS_H_
 #define GPUSTALL_TESTS_SIMGPU_CUDART_DRIVER_CALLS_H_
