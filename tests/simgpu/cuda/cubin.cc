@@ -99,9 +99,7 @@ ImageStatus ReadModuleKernels(const void* image, size_t max_size, std::vector<st
   uint32_t magic = 0;
   if (max_size >= 16) std::memcpy(&magic, data, sizeof magic);
   if (magic == kFatbinMagic) {
-    // fatbinary header: magic u32, version u16, header size u16, payload size u64; then entries:
-    // kind u16, version u16, header size u32, payload size u64 (payload follows the entry header)
-    // ... as laid out in nvFatbin's / cuobjdump's fatbin format (kind 2 = ELF, 1 = PTX).
+    // fatbinary header and entries as cubin.h describes them (read off nvcc -fatbin output).
     uint16_t header_size = 0;
     uint64_t payload = 0;
     std::memcpy(&header_size, data + 6, sizeof header_size);
