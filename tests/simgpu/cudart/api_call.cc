@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cudart/unsupported_stub.h"
+#include "driver/api_scope.h"
 
 namespace simgpu {
 namespace {
@@ -48,7 +49,14 @@ ApiCall::ApiCall(uint32_t cbid, const char* name, const void* params, Checks che
   if (checks == kInitAndSticky) {
     early_ = DeviceCount() == 0 ? cudaErrorNoDevice : StickyError(device_);
   }
+  // The runtime makes its device's primary context current on the thread (cuCtxGetCurrent sees
+  // it afterwards), as cudart does on first use.
+  if (checks != kNothing && DeviceCount() > 0 && BoundContextDevice() != device_) {
+    BindContext(device_);
+  }
   corr_ = simgpuDriverNextCorrelationId();
+  // Driver calls the runtime makes inside this call report this correlation id (api_scope.h).
+  PushApi(corr_, name_, kDomainRuntime);
   start_ns_ = NowNs();
   entered_ = true;
   if (const SimgpuToolHooks* h = CurrentHooks(); h && h->on_api) {
@@ -90,17 +98,8 @@ cudaError_t ApiCall::Finish(cudaError_t result, bool set_last_error) {
     cb.correlation_data = &correlation_data_;
     h->on_api(&cb);
   }
-  if (TruthApiEnabled()) {
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "{\"kind\":\"api\",\"name\":\"%s\",\"cbid\":%u,\"start_ns\":%llu,"
-                  "\"end_ns\":%llu,\"correlation_id\":%u,\"pid\":%d,\"tid\":%u,"
-                  "\"device\":%d,\"result\":%d}",
-                  name_, cbid_, static_cast<unsigned long long>(start_ns_),
-                  static_cast<unsigned long long>(NowNs()), corr_, static_cast<int>(getpid()),
-                  CurrentTid(), device_, static_cast<int>(result));
-    TruthAppend(line);
-  }
+  TruthApiLine(name_, cbid_, kDomainRuntime, false, start_ns_, NowNs(), corr_, device_,
+               static_cast<int>(result));
   if (h && h->on_api_record) {
     SimgpuApiRecord rec{};
     rec.cbid = cbid_;
@@ -113,7 +112,12 @@ cudaError_t ApiCall::Finish(cudaError_t result, bool set_last_error) {
     rec.return_value = static_cast<int32_t>(result);
     h->on_api_record(&rec);
   }
+  PopApi();
   return result;
+}
+
+ApiCall::~ApiCall() {
+  if (entered_) PopApi();  // left without Finish: keep the thread's nesting balanced
 }
 
 }  // namespace simgpu

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 
+#include "driver/api_scope.h"
 #include "driver/driver.h"
 
 namespace simgpu {
@@ -37,6 +38,7 @@ class ApiCall {
   enum Checks { kInitAndSticky, kInitOnly, kNothing };
   ApiCall(uint32_t cbid, const char* name, const void* params, Checks checks = kInitAndSticky,
           const char* symbol = nullptr);
+  ~ApiCall();
   ApiCall(const ApiCall&) = delete;
   ApiCall& operator=(const ApiCall&) = delete;
 

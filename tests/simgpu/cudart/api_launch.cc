@@ -16,6 +16,7 @@
 #include <mutex>
 #include <vector>
 
+#include "cudart/driver_calls.h"
 #include "cudart/launch.h"
 
 using simgpu::ApiCall;
@@ -23,18 +24,23 @@ using simgpu::ApiCall;
 namespace simgpu {
 
 cudaError_t LaunchKernel(ApiCall& call, const KernelInfo* kernel, dim3 grid, dim3 block,
-                         size_t shared_mem, cudaStream_t stream, bool per_thread_default) {
-  if (kernel == nullptr) return cudaErrorInvalidDeviceFunction;
-  uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
-  if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 ||
-      grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 ||
-      grid.z > 65535) {
-    return cudaErrorInvalidConfiguration;
-  }
-  if (shared_mem > (227u << 10)) return cudaErrorInvalidValue;
-  Stream* s = ResolveStream(call.device(), stream, per_thread_default);
-  if (s == nullptr) return cudaErrorInvalidResourceHandle;
-  return SubmitKernel(s, LaunchArgs{kernel, grid, block, shared_mem}, call.correlation_id());
+                         size_t shared_mem, cudaStream_t stream, bool per_thread_default,
+                         void** args) {
+  if (kernel == nullptr) return cudaErrorInvalidDeviceFunction;  // never reaches the driver
+  // The launch itself is the driver's cuLaunchKernel, reported inside this runtime call.
+  return NestedLaunch(kernel, grid, block, shared_mem, stream, args, per_thread_default,
+                      call.device(), [&]() -> cudaError_t {
+    uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
+    if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 ||
+        grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 ||
+        grid.z > 65535) {
+      return cudaErrorInvalidConfiguration;
+    }
+    if (shared_mem > (227u << 10)) return cudaErrorInvalidValue;
+    Stream* s = ResolveStream(call.device(), stream, per_thread_default);
+    if (s == nullptr) return cudaErrorInvalidResourceHandle;
+    return SubmitKernel(s, LaunchArgs{kernel, grid, block, shared_mem}, call.correlation_id());
+  });
 }
 
 }  // namespace simgpu
@@ -64,7 +70,7 @@ cudaError_t LaunchInternal(uint32_t cbid, const char* name, cudaKernel_t kernel,
   ApiCall call(cbid, name, &params, ApiCall::kInitAndSticky, k ? k->name.c_str() : nullptr);
   if (call.early_error() != cudaSuccess) return call.Finish(call.early_error());
   return call.Finish(
-      simgpu::LaunchKernel(call, k, gridDim, blockDim, sharedMem, stream, per_thread));
+      simgpu::LaunchKernel(call, k, gridDim, blockDim, sharedMem, stream, per_thread, args));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //                              later on any stream starts after all work submitted before
 //   cudaMallocAsync / cudaFreeAsync    stream-ordered, no synchronisation
 #include "cudart/api_call.h"
+#include "cudart/driver_calls.h"
 
 using simgpu::ApiCall;
 using simgpu::MemKind;
@@ -40,7 +41,9 @@ extern "C" {
 
 cudaError_t cudaMalloc(void** devPtr, size_t size) {
   SG_API(cudaMalloc_v3020, devPtr, size);
-  return call.Finish(Malloc(call, devPtr, size, false));
+  return call.Finish(simgpu::NestedMemAlloc(devPtr, size, call.device(), [&] {
+    return Malloc(call, devPtr, size, false);
+  }));
 }
 
 cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
@@ -64,20 +67,26 @@ cudaError_t cudaFree(void* devPtr) {
       (info.kind != MemKind::kDevice && info.kind != MemKind::kManaged)) {
     return call.Finish(cudaErrorInvalidValue);
   }
-  cudaError_t e = simgpu::SynchronizeDevice(info.device);
-  PayHostCost(simgpu::GetConfig().free_host_ns);
-  cudaError_t f = simgpu::DeviceFree(devPtr, call.correlation_id());
-  return call.Finish(e != cudaSuccess ? e : f);
+  return call.Finish(simgpu::NestedMemFree(devPtr, call.device(), [&]() -> cudaError_t {
+    cudaError_t e = simgpu::SynchronizeDevice(info.device);
+    PayHostCost(simgpu::GetConfig().free_host_ns);
+    cudaError_t f = simgpu::DeviceFree(devPtr, call.correlation_id());
+    return e != cudaSuccess ? e : f;
+  }));
 }
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
   SG_API(cudaMallocHost_v3020, ptr, size);
-  return call.Finish(HostAlloc(call, ptr, size));
+  return call.Finish(simgpu::NestedHostAlloc(ptr, size, 0, call.device(), [&] {
+    return HostAlloc(call, ptr, size);
+  }));
 }
 
 cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
   SG_API(cudaHostAlloc_v3020, pHost, size, flags);
-  return call.Finish(HostAlloc(call, pHost, size));
+  return call.Finish(simgpu::NestedHostAlloc(pHost, size, flags, call.device(), [&] {
+    return HostAlloc(call, pHost, size);
+  }));
 }
 
 cudaError_t cudaFreeHost(void* ptr) {
@@ -88,9 +97,11 @@ cudaError_t cudaFreeHost(void* ptr) {
       info.base != reinterpret_cast<uintptr_t>(ptr)) {
     return call.Finish(cudaErrorInvalidValue);
   }
-  simgpu::SynchronizeAllDevices();
-  PayHostCost(simgpu::GetConfig().free_host_ns);
-  return call.Finish(simgpu::HostFreePinned(ptr, call.correlation_id()));
+  return call.Finish(simgpu::NestedHostFree(ptr, call.device(), [&] {
+    simgpu::SynchronizeAllDevices();
+    PayHostCost(simgpu::GetConfig().free_host_ns);
+    return simgpu::HostFreePinned(ptr, call.correlation_id());
+  }));
 }
 
 cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {

@@ -1,5 +1,6 @@
 // api_stream.cc — creating and destroying streams and events; event queries and waits.
 #include "cudart/api_call.h"
+#include "cudart/driver_calls.h"
 
 using simgpu::ApiCall;
 
@@ -74,20 +75,24 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
   SG_API(cudaEventQuery_v3020, event);
-  simgpu::Event* e = AsEvent(event);
-  if (e == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
-  return call.Finish(simgpu::QueryEvent(e));
+  return call.Finish(simgpu::NestedEventQuery(event, call.device(), [&]() -> cudaError_t {
+    simgpu::Event* e = AsEvent(event);
+    if (e == nullptr) return cudaErrorInvalidResourceHandle;
+    return simgpu::QueryEvent(e);
+  }));
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   SG_API(cudaEventSynchronize_v3020, event);
-  simgpu::Event* e = AsEvent(event);
-  if (e == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
-  uint64_t start = simgpu::NowNs();
-  cudaError_t r = simgpu::SynchronizeEvent(e);
-  simgpu::RecordSync(1 /* EVENT_SYNCHRONIZE */, call.device(), nullptr, e, start, simgpu::NowNs(),
-                     call.correlation_id());
-  return call.Finish(r);
+  return call.Finish(simgpu::NestedEventSynchronize(event, call.device(), [&]() -> cudaError_t {
+    simgpu::Event* e = AsEvent(event);
+    if (e == nullptr) return cudaErrorInvalidResourceHandle;
+    uint64_t start = simgpu::NowNs();
+    cudaError_t r = simgpu::SynchronizeEvent(e);
+    simgpu::RecordSync(1 /* EVENT_SYNCHRONIZE */, call.device(), nullptr, e, start,
+                       simgpu::NowNs(), call.correlation_id());
+    return r;
+  }));
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {

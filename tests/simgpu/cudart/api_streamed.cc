@@ -4,7 +4,10 @@
 // CUDA_API_PER_THREAD_DEFAULT_STREAM + SIMGPU_PTDS_UNIT, where cuda_runtime_api.h renames each
 // function to its _ptds/_ptsz name, stream 0 means the calling thread's default stream, and
 // SG_PT picks the matching CUPTI cbid and params struct.
+#include <dlfcn.h>
+
 #include "cudart/api_call.h"
+#include "cudart/driver_calls.h"
 #include "cudart/launch.h"
 
 using simgpu::ApiCall;
@@ -16,25 +19,35 @@ simgpu::Stream* Resolve(ApiCall& call, cudaStream_t stream) {
 }
 
 cudaError_t Copy(ApiCall& call, cudaStream_t stream, const simgpu::CopyArgs& a) {
-  simgpu::Stream* s = Resolve(call, stream);
-  if (s == nullptr) return cudaErrorInvalidResourceHandle;
-  bool wait = false;
-  std::shared_ptr<simgpu::OpHandle> op;
-  cudaError_t e = simgpu::SubmitCopy(s, a, call.correlation_id(), &wait, &op);
-  if (e == cudaSuccess && wait) e = simgpu::WaitOp(op);
-  return e;
+  auto work = [&]() -> cudaError_t {
+    simgpu::Stream* s = Resolve(call, stream);
+    if (s == nullptr) return cudaErrorInvalidResourceHandle;
+    bool wait = false;
+    std::shared_ptr<simgpu::OpHandle> op;
+    cudaError_t e = simgpu::SubmitCopy(s, a, call.correlation_id(), &wait, &op);
+    if (e == cudaSuccess && wait) e = simgpu::WaitOp(op);
+    return e;
+  };
+  if (a.height != 1) return work();  // 2-D copies: no nested driver call modelled
+  return simgpu::NestedCopy(a.dst, a.src, a.width, a.async, stream,
+                            simgpu::kPerThreadDefaultStream, call.device(), work);
 }
 
 cudaError_t Memset(ApiCall& call, cudaStream_t stream, void* dst, int value, size_t width,
                    size_t height, size_t pitch, bool async) {
-  simgpu::Stream* s = Resolve(call, stream);
-  if (s == nullptr) return cudaErrorInvalidResourceHandle;
-  bool wait = false;
-  std::shared_ptr<simgpu::OpHandle> op;
-  cudaError_t e = simgpu::SubmitMemset(s, dst, value, width, height, pitch, async,
-                                       call.correlation_id(), &wait, &op);
-  if (e == cudaSuccess && wait) e = simgpu::WaitOp(op);
-  return e;
+  auto work = [&]() -> cudaError_t {
+    simgpu::Stream* s = Resolve(call, stream);
+    if (s == nullptr) return cudaErrorInvalidResourceHandle;
+    bool wait = false;
+    std::shared_ptr<simgpu::OpHandle> op;
+    cudaError_t e = simgpu::SubmitMemset(s, dst, value, width, height, pitch, async,
+                                         call.correlation_id(), &wait, &op);
+    if (e == cudaSuccess && wait) e = simgpu::WaitOp(op);
+    return e;
+  };
+  if (height != 1) return work();  // 2-D memsets: no nested driver call modelled
+  return simgpu::NestedMemset(dst, value, width, async, stream, simgpu::kPerThreadDefaultStream,
+                              call.device(), work);
 }
 
 // A copy to or from a __device__/__constant__ variable, `offset` bytes into it.
@@ -61,9 +74,46 @@ cudaError_t SymbolCopy(ApiCall& call, cudaStream_t stream, const void* symbol, s
   return Copy(call, stream, {host, at, count, 1, 0, 0, kind, async});
 }
 
+// cudaGetDriverEntryPoint(ByVersion): as cudart does, ask the driver — libcuda.so.1's
+// cuGetProcAddress_v2, found with dlopen (the runtime has no link-time dependency on the driver).
+// Its call is reported as a driver call nested in this runtime call.
+cudaError_t DriverEntryPoint(const char* symbol, void** func, unsigned version,
+                             unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
+  if (symbol == nullptr || func == nullptr) return cudaErrorInvalidValue;
+  if ((flags & ~3ull) != 0) return cudaErrorInvalidValue;
+  // cudaEnableDefault: per-thread in a per-thread-default-stream build, else legacy.
+  if ((flags & 3ull) == 0) flags = simgpu::kPerThreadDefaultStream ? 2 : 1;
+  using GetProcAddress = int (*)(const char*, void**, int, unsigned long long, int*);
+  static GetProcAddress get = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    return lib ? reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2")) : nullptr;
+  }();
+  if (get == nullptr) return cudaErrorNotSupported;
+  int driver_status = 0;
+  // cudaEnable* flags have CU_GET_PROC_ADDRESS_*'s values; so do the query results.
+  get(symbol, func, static_cast<int>(version), flags, &driver_status);
+  if (status != nullptr) *status = static_cast<cudaDriverEntryPointQueryResult>(driver_status);
+  return cudaSuccess;  // not found: *func = NULL, status says why (runtime API reference)
+}
+
 }  // namespace
 
 extern "C" {
+
+cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult* driverStatus) {
+  SG_API(SG_PT(cudaGetDriverEntryPoint_v11030, cudaGetDriverEntryPoint_ptsz_v11030), symbol,
+         funcPtr, flags, driverStatus);
+  return call.Finish(DriverEntryPoint(symbol, funcPtr, CUDART_VERSION, flags, driverStatus));
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr,
+                                             unsigned int cudaVersion, unsigned long long flags,
+                                             cudaDriverEntryPointQueryResult* driverStatus) {
+  SG_API(SG_PT(cudaGetDriverEntryPointByVersion_v12050, cudaGetDriverEntryPointByVersion_ptsz_v12050),
+         symbol, funcPtr, cudaVersion, flags, driverStatus);
+  return call.Finish(DriverEntryPoint(symbol, funcPtr, cudaVersion, flags, driverStatus));
+}
 
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset,
                                cudaMemcpyKind kind) {
@@ -178,40 +228,52 @@ cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   SG_API(SG_PT(cudaStreamSynchronize_v3020, cudaStreamSynchronize_ptsz_v7000), stream);
-  simgpu::Stream* s = Resolve(call, stream);
-  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
-  uint64_t start = simgpu::NowNs();
-  cudaError_t e = simgpu::SynchronizeStream(s);
-  simgpu::RecordSync(3 /* STREAM_SYNCHRONIZE */, simgpu::StreamDevice(s), s, nullptr, start,
-                     simgpu::NowNs(), call.correlation_id());
-  return call.Finish(e);
+  return call.Finish(simgpu::NestedStreamSynchronize(
+      stream, simgpu::kPerThreadDefaultStream, call.device(), [&]() -> cudaError_t {
+        simgpu::Stream* s = Resolve(call, stream);
+        if (s == nullptr) return cudaErrorInvalidResourceHandle;
+        uint64_t start = simgpu::NowNs();
+        cudaError_t e = simgpu::SynchronizeStream(s);
+        simgpu::RecordSync(3 /* STREAM_SYNCHRONIZE */, simgpu::StreamDevice(s), s, nullptr,
+                           start, simgpu::NowNs(), call.correlation_id());
+        return e;
+      }));
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
   SG_API(SG_PT(cudaStreamQuery_v3020, cudaStreamQuery_ptsz_v7000), stream);
-  simgpu::Stream* s = Resolve(call, stream);
-  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
-  return call.Finish(simgpu::StreamIdle(s) ? cudaSuccess : cudaErrorNotReady);
+  return call.Finish(simgpu::NestedStreamQuery(
+      stream, simgpu::kPerThreadDefaultStream, call.device(), [&]() -> cudaError_t {
+        simgpu::Stream* s = Resolve(call, stream);
+        if (s == nullptr) return cudaErrorInvalidResourceHandle;
+        return simgpu::StreamIdle(s) ? cudaSuccess : cudaErrorNotReady;
+      }));
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   SG_API(SG_PT(cudaStreamWaitEvent_v3020, cudaStreamWaitEvent_ptsz_v7000), stream, event, flags);
-  simgpu::Stream* s = Resolve(call, stream);
-  auto* e = reinterpret_cast<simgpu::Event*>(event);
-  if (s == nullptr || !simgpu::IsEvent(e)) return call.Finish(cudaErrorInvalidResourceHandle);
-  uint64_t now = simgpu::NowNs();
-  cudaError_t r = simgpu::StreamWaitEvent(s, e);
-  simgpu::RecordSync(2 /* STREAM_WAIT_EVENT */, simgpu::StreamDevice(s), s, e, now,
-                     simgpu::NowNs(), call.correlation_id());
-  return call.Finish(r);
+  return call.Finish(simgpu::NestedStreamWaitEvent(
+      stream, event, flags, simgpu::kPerThreadDefaultStream, call.device(), [&]() -> cudaError_t {
+        simgpu::Stream* s = Resolve(call, stream);
+        auto* e = reinterpret_cast<simgpu::Event*>(event);
+        if (s == nullptr || !simgpu::IsEvent(e)) return cudaErrorInvalidResourceHandle;
+        uint64_t now = simgpu::NowNs();
+        cudaError_t r = simgpu::StreamWaitEvent(s, e);
+        simgpu::RecordSync(2 /* STREAM_WAIT_EVENT */, simgpu::StreamDevice(s), s, e, now,
+                           simgpu::NowNs(), call.correlation_id());
+        return r;
+      }));
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   SG_API(SG_PT(cudaEventRecord_v3020, cudaEventRecord_ptsz_v7000), event, stream);
-  simgpu::Stream* s = Resolve(call, stream);
-  auto* e = reinterpret_cast<simgpu::Event*>(event);
-  if (s == nullptr || !simgpu::IsEvent(e)) return call.Finish(cudaErrorInvalidResourceHandle);
-  return call.Finish(simgpu::RecordEvent(e, s, call.correlation_id()));
+  return call.Finish(simgpu::NestedEventRecord(
+      event, stream, simgpu::kPerThreadDefaultStream, call.device(), [&]() -> cudaError_t {
+        simgpu::Stream* s = Resolve(call, stream);
+        auto* e = reinterpret_cast<simgpu::Event*>(event);
+        if (s == nullptr || !simgpu::IsEvent(e)) return cudaErrorInvalidResourceHandle;
+        return simgpu::RecordEvent(e, s, call.correlation_id());
+      }));
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
@@ -266,7 +328,7 @@ cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void
                 SG_PT(cudaLaunchKernel_v7000, cudaLaunchKernel_ptsz_v7000), func, gridDim,
                 blockDim, args, sharedMem, stream);
   return call.Finish(simgpu::LaunchKernel(call, k, gridDim, blockDim, sharedMem, stream,
-                                          simgpu::kPerThreadDefaultStream));
+                                          simgpu::kPerThreadDefaultStream, args));
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
@@ -278,7 +340,7 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* fu
   // Launch attributes (clusters, priorities, programmatic serialisation) do not change the model.
   return call.Finish(simgpu::LaunchKernel(call, k, config->gridDim, config->blockDim,
                                           config->dynamicSmemBytes, config->stream,
-                                          simgpu::kPerThreadDefaultStream));
+                                          simgpu::kPerThreadDefaultStream, args));
 }
 
 cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
@@ -288,7 +350,7 @@ cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blo
                 SG_PT(cudaLaunchCooperativeKernel_v9000, cudaLaunchCooperativeKernel_ptsz_v9000),
                 func, gridDim, blockDim, args, sharedMem, stream);
   return call.Finish(simgpu::LaunchKernel(call, k, gridDim, blockDim, sharedMem, stream,
-                                          simgpu::kPerThreadDefaultStream));
+                                          simgpu::kPerThreadDefaultStream, args));
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {

@@ -9,9 +9,11 @@ namespace simgpu {
 
 // Validates the configuration like the real runtime (cudaErrorInvalidConfiguration for an
 // empty or oversized block/grid, cudaErrorInvalidDeviceFunction for an unknown function) and
-// submits the kernel. Does not call Finish.
+// submits the kernel, as the nested driver call cuLaunchKernel(_ptsz) (driver_calls.h). Does not
+// call Finish.
 cudaError_t LaunchKernel(ApiCall& call, const KernelInfo* kernel, dim3 grid, dim3 block,
-                         size_t shared_mem, cudaStream_t stream, bool per_thread_default);
+                         size_t shared_mem, cudaStream_t stream, bool per_thread_default,
+                         void** args = nullptr);
 
 }  // namespace simgpu
 

@@ -140,9 +140,11 @@ void RecordMemcpy(const SimgpuOpRecord& op) {
   m.deviceId = op.device_id;
   m.contextId = op.context_id;
   m.streamId = op.stream_id;
-  // simgpu has no separate driver call under a runtime call: both ids are the API call's.
+  // correlationId: the submitting API call's (a runtime call and its nested driver call share
+  // it). runtimeCorrelationId: "identical to the correlation ID in the runtime API activity
+  // record that launched the memory copy" — none for a copy made directly through the driver.
   m.correlationId = op.correlation_id;
-  m.runtimeCorrelationId = op.correlation_id;
+  m.runtimeCorrelationId = op.submit_domain == 1 ? 0 : op.correlation_id;
   m.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
   m.copyCount = 1;
   Append(m);

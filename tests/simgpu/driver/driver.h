@@ -71,6 +71,12 @@ SIMGPU_DRIVER_API int DeviceCount();
 SIMGPU_DRIVER_API int CurrentDevice();
 SIMGPU_DRIVER_API void SetCurrentDevice(int device);
 
+// ---- device properties (device_properties.cc) --------------------------------------------------
+
+SIMGPU_DRIVER_API void FillDeviceProperties(cudaDeviceProp* p, int device);
+// `attr` is a cudaDeviceAttr / CUdevice_attribute value; false for attributes simgpu does not model.
+SIMGPU_DRIVER_API bool DeviceAttribute(int attr, int device, int* value);
+
 // ---- kernels -------------------------------------------------------------------------------
 
 struct KernelInfo {
@@ -86,6 +92,10 @@ SIMGPU_DRIVER_API const KernelInfo* RegisterKernel(const void* host_fun, const c
 // A synthetic kernel of exact duration (simgpuKernel); same (name, ns) gives the same handle.
 SIMGPU_DRIVER_API const KernelInfo* SyntheticKernel(const char* name, uint64_t duration_ns,
                                                     bool collective);
+// The kernel `name` (mangled, from the cubin's symbol table) of a module loaded through the driver
+// API (cuModuleLoadData); `module` is the CUmodule. Same (module, name) gives the same handle,
+// which is also what FindKernel accepts (the CUfunction). Durations: the same model by name.
+SIMGPU_DRIVER_API const KernelInfo* ModuleKernel(const void* module, const char* name);
 // Resolves a cudaLaunchKernel `func` (a registered host function, or a handle returned by
 // SyntheticKernel / __cudaGetKernel). NULL if unknown.
 SIMGPU_DRIVER_API const KernelInfo* FindKernel(const void* func);

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "driver/api_scope.h"
 #include "driver/internal.h"
 
 namespace simgpu {
@@ -79,5 +80,10 @@ cudaError_t EnsureInitialized() {
 }
 
 int DeviceCount() { return GetConfig().devices; }
+
+bool DriverInitialized() {
+  std::lock_guard<std::mutex> lock(g_init_mu);
+  return g_state != InitState::kNone && getpid() == g_init_pid;
+}
 
 }  // namespace simgpu

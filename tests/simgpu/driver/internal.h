@@ -19,6 +19,10 @@ struct OpTruthExtra {
   uint32_t submit_tid = 0;          // gettid() of the submitting thread
   bool fault = false;               // kernel raised the sticky error
   const char* api = nullptr;        // host call for host-side records
+  // Device ops: the outermost API call that submitted it (CUPTI function name) and its domain
+  // (1 driver, 2 runtime; 0 unknown). Truth log: submit_api, submit_domain.
+  const char* submit_api = nullptr;
+  int submit_domain = 0;
 };
 
 // Sends one record to the tool hooks (if installed) and to the truth log (if enabled).

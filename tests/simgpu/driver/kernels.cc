@@ -99,6 +99,7 @@ struct Registry {
   std::map<const void*, KernelInfo*> by_func;         // host function or handle -> kernel
   std::map<std::pair<std::string, uint64_t>, KernelInfo*> synthetic;
   std::set<const KernelInfo*> handles;
+  std::map<std::pair<const void*, std::string>, KernelInfo*> module_functions;  // cuModuleGetFunction
 };
 
 Registry& Reg() {
@@ -158,6 +159,23 @@ const KernelInfo* SyntheticKernel(const char* name, uint64_t duration_ns, bool c
   k->collective = collective;
   r.synthetic[key] = k;
   r.by_func[k] = k;
+  r.handles.insert(k);
+  return k;
+}
+
+const KernelInfo* ModuleKernel(const void* module, const char* name) {
+  Registry& r = Reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto key = std::make_pair(module, std::string(name ? name : ""));
+  auto it = r.module_functions.find(key);
+  if (it != r.module_functions.end()) return it->second;
+  auto* k = new KernelInfo;
+  k->name = key.second;
+  k->demangled = Demangle(k->name.c_str());
+  k->duration_ns = ModelKernelDuration(k->name, k->demangled, &k->faults);
+  k->collective = false;
+  r.module_functions[key] = k;
+  r.by_func[k] = k;  // the CUfunction handle is the KernelInfo itself
   r.handles.insert(k);
   return k;
 }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "driver/api_scope.h"
 #include "driver/internal.h"
 
 namespace simgpu {
@@ -71,7 +72,11 @@ void ReportMemory(SimgpuOpKind kind, MemKind mem, int device, uintptr_t address,
   OpTruthExtra x;
   x.submit_ns = now;
   x.submit_tid = CurrentTid();
-  x.api = api;
+  // A driver-API allocation (cuMemAlloc_v2, ...) names itself; the runtime's keep their names.
+  const ApiFrame& outer = OutermostApi();
+  x.api = outer.domain == kDomainDriver ? outer.name : api;
+  x.submit_api = outer.name;
+  x.submit_domain = outer.domain;
   ReportOp(r, x);
 }
 

@@ -115,6 +115,10 @@ std::string TruthLine(const SimgpuOpRecord& r, const OpTruthExtra& x) {
   if (r.name) Field(&s, "name", r.name);
   if (x.demangled) Field(&s, "demangled", x.demangled);
   if (x.api) Field(&s, "api", x.api);
+  if (x.submit_api) {
+    Field(&s, "submit_api", x.submit_api);
+    Field(&s, "submit_domain", x.submit_domain == 1 ? "driver" : "runtime");
+  }
   Field(&s, "device", r.device_id);
   Field(&s, "context", r.context_id);
   if (r.stream_id != 0xFFFFFFFFu) Field(&s, "stream", r.stream_id);

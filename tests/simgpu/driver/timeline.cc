@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "driver/api_scope.h"
 #include "driver/collective_rendezvous.h"
 #include "driver/internal.h"
 
@@ -50,6 +51,9 @@ struct OpHandle {
   uint64_t wake_ns = 0;  // when the device thread next handles it: start, then end
   bool started = false;  // bytes moved; guarded by Timeline::mu
   uint32_t corr = 0, tid = 0;
+  // The outermost API call that submitted it (api_scope.h): truth log submit_api/submit_domain.
+  const char* submit_api = nullptr;
+  int submit_domain = 0;
   bool done = false;  // guarded by Timeline::mu
   // kernel
   const KernelInfo* kernel = nullptr;
@@ -384,6 +388,9 @@ void ReportCompleted(const OpHandle& op, bool fault) {
   x.submit_ns = op.submit_ns;
   x.submit_tid = op.tid;
   x.fault = fault;
+  x.submit_api = op.submit_api;
+  x.submit_domain = op.submit_domain;
+  r.submit_domain = op.submit_domain;
   r.device_id = static_cast<uint32_t>(op.dev->index);
   r.context_id = ContextId(op.dev->index);
   r.stream_id = op.stream->id;
@@ -538,6 +545,9 @@ std::shared_ptr<OpHandle> NewOp(OpHandle::Kind kind, Stream* s, uint32_t corr) {
   op->stream = s;
   op->corr = corr;
   op->tid = CurrentTid();
+  const ApiFrame& api = OutermostApi();
+  op->submit_api = api.name;
+  op->submit_domain = api.domain;
   return op;
 }
 

@@ -22,8 +22,10 @@
 extern "C" {
 #endif
 
-/* One runtime API call, seen at entry (site 0) and exit (site 1): the fields of
- * CUpti_CallbackData, plus the domain/cbid. */
+/* One runtime or driver API call, seen at entry (site 0) and exit (site 1): the fields of
+ * CUpti_CallbackData, plus the domain/cbid. A driver call made inside a runtime call (the runtime
+ * implementing itself) is reported between that call's entry and exit, with its correlation id
+ * (driver/api_scope.h). */
 typedef struct SimgpuApiCallback {
   int site;                      /* CUPTI_API_ENTER (0) / CUPTI_API_EXIT (1) */
   int domain;                    /* CUPTI_CB_DOMAIN_RUNTIME_API (2) or DRIVER_API (1) */
@@ -42,7 +44,8 @@ typedef struct SimgpuApiCallback {
   uint64_t* correlation_data;    /* per-call scratch shared between enter and exit */
 } SimgpuApiCallback;
 
-/* The runtime API call as an activity (CUpti_ActivityAPI), emitted after its exit callback. */
+/* The runtime or driver API call as an activity (CUpti_ActivityAPI), emitted after its exit
+ * callback. */
 typedef struct SimgpuApiRecord {
   uint32_t cbid;
   int domain;
@@ -88,6 +91,10 @@ typedef struct SimgpuOpRecord {
    * (CUpti_ActivityMemcpyPtoP4), which name both devices. Left 0/0 (equal), libcupti reports
    * device_id for both. */
   uint32_t src_device_id, dst_device_id;
+  /* Device ops: the domain of the outermost API call that submitted it (1 DRIVER_API for a
+   * direct driver call, 2 RUNTIME_API for a runtime call, whose nested driver call shares its
+   * correlation id); 0 when unknown. */
+  int32_t submit_domain;
 } SimgpuOpRecord;
 
 typedef struct SimgpuToolHooks {
