@@ -205,7 +205,27 @@ def case_venv(args):
         ranks = sorted(os.path.basename(t) for t in glob.glob(os.path.join(v.work, "gpustall-wheeljob", "*.gstrace")))
         check(len(ranks) == 2 and "-r0-" in ranks[0] and "-r1-" in ranks[1], "per-rank traces: %s" % ranks)
 
-        # 4. on demand: a dormant job, a window opened and closed with gpustall start/stop.
+        # 4. a PyTorch-style environment: the CUDA runtime and CUPTI in this Python's
+        #    site-packages/nvidia/cu13/lib (simgpu's, standing in for NVIDIA's wheels). The front
+        #    end finds them, says so, and the agent records through that CUPTI.
+        _, site_dir, _ = v.sh([v.python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"])
+        fake = os.path.join(site_dir.strip(), "nvidia", "cu13", "lib")
+        os.makedirs(fake)
+        simgpu_lib = os.path.join(os.path.dirname(where.strip()), "..", "simgpu", "lib")
+        for lib in os.listdir(simgpu_lib):
+            shutil.copy(os.path.join(simgpu_lib, lib), fake)
+        _, out, err = v.gpustall("run", "-o", "wheels/", "--", v.python, workload, "--steps", "5",
+                                 env=dict(v.env, GS_CUDART_PATH=os.path.join(fake, "libcudart.so.13")))
+        check("runtime %s" % os.path.join(fake, "libcudart.so.13") in err and
+              "CUPTI %s" % os.path.join(fake, "libcupti.so.13") in err, "nvidia wheels not reported: %r" % err)
+        traces = glob.glob(os.path.join(v.work, "wheels", "*.gstrace"))
+        check(len(traces) == 1, "nvidia-wheel run: traces %s" % traces)
+        if traces:
+            _, out, _ = v.gpustall("report", traces[0])
+            check("capture cupti" in out, "the agent did not record through the wheel's CUPTI: %s" % out[:400])
+        shutil.rmtree(os.path.join(site_dir.strip(), "nvidia"))
+
+        # 5. on demand: a dormant job, a window opened and closed with gpustall start/stop.
         job = subprocess.Popen([v.bin("gpustall"), "run", "-q", "--simgpu", "--on-demand", "-o", "od/", "--",
                                 v.python, workload, "--steps", "400"], env=v.env, cwd=v.work,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -229,7 +249,7 @@ def case_venv(args):
             job.kill()
             job.wait()
 
-        # 5. bad input: one line, exit 2, nothing started.
+        # 6. bad input: one line, exit 2, nothing started.
         marker = os.path.join(v.work, "ran")
         for bad, env_extra in ((["run"], {}), (["run", "--frobnicate", "touch", marker], {}),
                                (["run", "--", "/no/such/program"], {}),
