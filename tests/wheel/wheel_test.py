@@ -3,6 +3,7 @@
 
     wheel_test.py build  --build-dir BUILD --dist DIR          tools/wheel on the built tree
     wheel_test.py glibc  --dist DIR --auditwheel PATH           every shipped ELF vs the tag
+    wheel_test.py glibc_compat --dist DIR --probe EXE          agent/core/glibc_compat.c at work
     wheel_test.py venv   --dist DIR --python PYTHON              pip install + the gpustall command
 
 `venv` works with no build tree on any path: a fresh venv in a temporary folder outside the build,
@@ -126,6 +127,15 @@ def case_glibc(args):
     plat = "manylinux_%d_%d_x86_64" % tag
     check(shown.returncode == 0 and ('consistent with the following platform tag: "%s"' % plat) in text,
           "auditwheel show does not agree with %s:\n%s" % (plat, text))
+
+
+def case_glibc_compat(args):
+    p = subprocess.run([args.probe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    check(p.returncode == 0, "%s: exit %d: %s" % (args.probe, p.returncode, p.stdout.decode(errors="replace")))
+    dynsym = subprocess.run(["readelf", "--dyn-syms", "-W", args.probe], stdout=subprocess.PIPE,
+                            check=True).stdout.decode()
+    for name in ("_dl_find_object", "arc4random"):
+        check(re.search(r"UND\s+%s\b" % name, dynsym) is None, "%s imports %s from glibc" % (args.probe, name))
 
 
 # --- venv ----------------------------------------------------------------------------------------
@@ -262,7 +272,7 @@ def case_venv(args):
             check(not os.path.exists(marker), "%s: the command ran" % bad)
 
 
-CASES = {"build": case_build, "glibc": case_glibc, "venv": case_venv}
+CASES = {"build": case_build, "glibc": case_glibc, "glibc_compat": case_glibc_compat, "venv": case_venv}
 
 
 def main():
@@ -272,6 +282,7 @@ def main():
     ap.add_argument("--dist", required=True)
     ap.add_argument("--auditwheel")
     ap.add_argument("--python")
+    ap.add_argument("--probe")
     args = ap.parse_args()
     CASES[args.case](args)
     sys.exit(exit_status())
