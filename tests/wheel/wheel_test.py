@@ -185,6 +185,11 @@ def case_venv(args):
         _, where, _ = v.sh([v.python, "-c", "import gpustall.native as n; print(n.locate().agent)"])
         check(where.startswith(v.dir) and os.path.isfile(where.strip()), "agent at %r" % where)
         workload = os.path.join(os.path.dirname(where.strip()), "..", "workloads", "data_starved.py")
+        with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+            version = re.search(r"project\(gpustall\b[^)]*VERSION ([0-9.]+)", f.read()).group(1)
+        _, out, _ = v.gpustall("--version")
+        check(out.strip() == "gpustall " + version and "-%s-" % version in os.path.basename(wheel),
+              "version: %r and %s, want the project's %s" % (out, os.path.basename(wheel), version))
 
         # 1. gpustall demo prints the report.
         _, out, err = v.gpustall("demo", "--steps", "15")
