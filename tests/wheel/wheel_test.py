@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """wheel_test.py — the wheel as users get it (ctest runs one case per test, wheel.<case>).
 
-    wheel_test.py build  --build-dir BUILD --dist DIR          tools/wheel on the built tree
+    wheel_test.py build  --build-dir BUILD --dist DIR --auditwheel PATH   tools/wheel on the built tree
     wheel_test.py glibc  --dist DIR --auditwheel PATH           every shipped ELF vs the tag
     wheel_test.py glibc_compat --dist DIR --probe EXE          agent/core/glibc_compat.c at work
     wheel_test.py venv   --dist DIR --python PYTHON              pip install + the gpustall command
@@ -39,6 +39,9 @@ LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_
 
 
 def the_wheel(dist):
+    if os.path.exists(os.path.join(dist, "SKIPPED")):  # wheel.build had no auditwheel
+        print("SKIP: " + open(os.path.join(dist, "SKIPPED")).read().strip())
+        sys.exit(77)
     wheels = glob.glob(os.path.join(dist, "gpustall-*.whl"))
     check(len(wheels) == 1, "want one wheel in %s, found %s" % (dist, wheels))
     return wheels[0] if wheels else None
@@ -54,8 +57,16 @@ def wheel_glibc(wheel):
 
 def case_build(args):
     shutil.rmtree(args.dist, ignore_errors=True)
+    if not os.access(args.auditwheel, os.X_OK):
+        # Like the tests that need the test venv: say so and skip, never install anything here.
+        os.makedirs(args.dist)
+        with open(os.path.join(args.dist, "SKIPPED"), "w") as f:
+            f.write("%s is missing: run tools/setup (it makes the wheel venv)\n" % args.auditwheel)
+        print("SKIP: %s is missing: run tools/setup (it makes the wheel venv)" % args.auditwheel)
+        sys.exit(77)
     p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "wheel"), "--no-setup", "--no-build",
                         "--build-dir", args.build_dir, "--out", args.dist],
+                       env=dict(os.environ, GS_WHEEL_VENV=os.path.dirname(os.path.dirname(args.auditwheel))),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
     check(p.returncode == 0, "tools/wheel exited %d:\n%s" % (p.returncode, p.stderr.decode(errors="replace")))
     wheel = the_wheel(args.dist)
