@@ -4,7 +4,12 @@
 # Built with Debian 12's toolchain (glibc 2.36, GCC 12), a file imports:
 #   - pthread_*/dl* at GLIBC_2.34 (libpthread and libdl were merged into libc in 2.34): the floor
 #     for this toolchain. Going lower means linking against an older glibc (another sysroot, e.g.
-#     zig's x86_64-linux-gnu.2.28 stubs) and rebuilding every static dependency with it;
+#     zig's x86_64-linux-gnu.2.28 stubs) and rebuilding every static dependency with it. Measured:
+#     `zig c++ -target x86_64-linux-gnu.2.28` (PyPI ziglang 0.17.1) makes a shared library with
+#     threads, dlopen, exceptions and std::random_device that imports GLIBC_2.16 at most (NEEDED:
+#     libc, libpthread.so.0, libdl.so.2) and compiles third_party's protobuf-lite; what stops it
+#     today is -I/usr/include from the Protobuf/Abseil targets (Debian's glibc 2.36 headers shadow
+#     zig's) and gsanalyze's Debian Abseil/protobuf (libstdc++ ABI, zig uses libc++);
 #   - arc4random@GLIBC_2.36 and _dl_find_object@GLIBC_2.35 from the static C++ runtime and
 #     unwinder: agent/core/glibc_compat.c defines both (hidden), so they bind inside the file;
 #   - GLIBCXX_3.4.30 (GCC 12's libstdc++.so) where the runtime is shared: above manylinux_2_34's
