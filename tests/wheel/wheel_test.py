@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""wheel_test.py — the wheel as users get it (ctest runs one case per test, wheel.<case>).
+
+    wheel_test.py build  --build-dir BUILD --dist DIR --auditwheel PATH   tools/wheel on the built tree
+    wheel_test.py glibc  --dist DIR --auditwheel PATH           every shipped ELF vs the tag
+    wheel_test.py glibc_compat --dist DIR --probe EXE          agent/core/glibc_compat.c at work
+    wheel_test.py venv   --dist DIR --python PYTHON              pip install + the gpustall command
+
+`venv` works with no build tree on any path: a fresh venv in a temporary folder outside the build,
+`pip install --no-index` of the wheel, an environment with no GS_*, LD_*, PYTHONPATH or launcher
+variables, and the commands a user types: `gpustall demo`; `gpustall run --simgpu -- python
+data_starved.py` then `gpustall report`; a two-rank torchrun-style launch (RANK, LOCAL_RANK,
+WORLD_SIZE, TORCHELASTIC_RUN_ID) giving one trace per rank; `gpustall run --on-demand` with
+`gpustall start/stop` opening a window; bad input (exit 2, nothing started). Exit 0 = pass, 77 =
+skipped (the interpreter is not installed).
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testlib"))
+from gstest import check, exit_status, fail  # noqa: E402  (tests/testlib)
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+TIMEOUT = 120
+LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID",
+                 "SLURM_JOB_ID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_RANK",
+                 "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                 "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "PBS_JOBID", "LSB_JOBID", "TORCHELASTIC_RUN_ID",
+                 "PMIX_NAMESPACE", "CUDA_HOME", "CUDA_PATH")
+
+
+def the_wheel(dist):
+    if os.path.exists(os.path.join(dist, "SKIPPED")):  # wheel.build had no auditwheel
+        print("SKIP: " + open(os.path.join(dist, "SKIPPED")).read().strip())
+        sys.exit(77)
+    wheels = glob.glob(os.path.join(dist, "gpustall-*.whl"))
+    check(len(wheels) == 1, "want one wheel in %s, found %s" % (dist, wheels))
+    return wheels[0] if wheels else None
+
+
+def wheel_glibc(wheel):
+    m = re.search(r"-py3-none-manylinux_(\d+)_(\d+)_x86_64\.whl$", wheel)
+    check(m is not None, "%s: not a py3-none-manylinux_X_Y_x86_64 wheel" % os.path.basename(wheel))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+# --- build ---------------------------------------------------------------------------------------
+
+def case_build(args):
+    shutil.rmtree(args.dist, ignore_errors=True)
+    if not os.access(args.auditwheel, os.X_OK):
+        # Like the tests that need the test venv: say so and skip, never install anything here.
+        os.makedirs(args.dist)
+        with open(os.path.join(args.dist, "SKIPPED"), "w") as f:
+            f.write("%s is missing: run tools/setup (it makes the wheel venv)\n" % args.auditwheel)
+        print("SKIP: %s is missing: run tools/setup (it makes the wheel venv)" % args.auditwheel)
+        sys.exit(77)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "wheel"), "--no-setup", "--no-build",
+                        "--build-dir", args.build_dir, "--out", args.dist],
+                       env=dict(os.environ, GS_WHEEL_VENV=os.path.dirname(os.path.dirname(args.auditwheel))),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    check(p.returncode == 0, "tools/wheel exited %d:\n%s" % (p.returncode, p.stderr.decode(errors="replace")))
+    wheel = the_wheel(args.dist)
+    if wheel:
+        print("%s: %.1f MB" % (os.path.basename(wheel), os.path.getsize(wheel) / 1e6))
+
+
+# --- glibc ---------------------------------------------------------------------------------------
+
+def elf_files(folder):
+    for base, _, files in os.walk(folder):
+        for f in files:
+            path = os.path.join(base, f)
+            with open(path, "rb") as fh:
+                if fh.read(4) == b"\x7fELF":
+                    yield path
+
+
+def imported_versions(path):
+    """{'GLIBC': [(2, 34), ...], 'GLIBCXX': [...], ...} from the file's version needs (readelf -V)."""
+    out = subprocess.run(["readelf", "-V", "-W", path], stdout=subprocess.PIPE, check=True).stdout.decode()
+    need = out.split(".gnu.version_r")[1] if ".gnu.version_r" in out else ""
+    found = {}
+    for name, ver in re.findall(r"Name: ([A-Z_]+)_([0-9][0-9.]*)\s", need):
+        found.setdefault(name, []).append(tuple(int(x) for x in ver.split(".")))
+    return found
+
+
+def needed(path):
+    out = subprocess.run(["readelf", "-d", "-W", path], stdout=subprocess.PIPE, check=True).stdout.decode()
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
+def case_glibc(args):
+    wheel = the_wheel(args.dist)
+    if not wheel:
+        return
+    tag = wheel_glibc(wheel)
+    with tempfile.TemporaryDirectory() as tmp:
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(tmp)
+        elves = sorted(elf_files(tmp))
+        names = [os.path.relpath(p, tmp) for p in elves]
+        for want in ("gpustall/_native/lib/libgsagent.so", "gpustall/_native/bin/gsanalyze",
+                     "gpustall/_native/bin/gs_agent_env", "gpustall/_native/simgpu/lib/libcudart.so.13",
+                     "gpustall/_native/simgpu/lib/libcupti.so.13", "gpustall/_native/simgpu/lib/libsimgpu_driver.so"):
+            check(want in names, "%s is not in the wheel (%s)" % (want, names))
+        for path, name in zip(elves, names):
+            versions = imported_versions(path)
+            newest = max(versions.get("GLIBC", [(0,)]))
+            print("%-66s %s" % (name, "GLIBC_" + ".".join(map(str, newest)) if newest > (0,) else "no glibc import"))
+            check(newest <= tag, "%s imports GLIBC_%s, newer than the tag's %d.%d" %
+                  (name, ".".join(map(str, newest)), tag[0], tag[1]))
+            if "GLIBCXX" in versions:  # manylinux_2_34's libstdc++ is GCC 11's: GLIBCXX_3.4.29
+                check(max(versions["GLIBCXX"]) <= (3, 4, 29), "%s needs GLIBCXX_%s" %
+                      (name, ".".join(map(str, max(versions["GLIBCXX"])))))
+            # Never a CUDA library of NVIDIA's: the only libcudart/libcupti are simgpu's, in their
+            # own folder that nothing but `demo` / `run --simgpu` puts on a search path.
+            if re.match(r"lib(cuda|cudart|cupti|nvrtc|cublas|cudnn|nccl)", os.path.basename(name)):
+                check(name.startswith("gpustall/_native/simgpu/lib/"), "a CUDA library outside simgpu: %s" % name)
+        agent = os.path.join(tmp, "gpustall/_native/lib/libgsagent.so")
+        # The C library only (glibc's libc, libm and loader), as ever: everything else is inside.
+        check(set(needed(agent)) <= {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"},
+              "libgsagent.so needs %s, want the C library only" % needed(agent))
+        dbg = subprocess.run(["readelf", "-S", "-W", agent], stdout=subprocess.PIPE).stdout.decode()
+        check(".debug_info" not in dbg, "libgsagent.so is not stripped")
+    shown = subprocess.run([args.auditwheel, "show", wheel], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    text = " ".join(shown.stdout.decode(errors="replace").split())
+    plat = "manylinux_%d_%d_x86_64" % tag
+    check(shown.returncode == 0 and ('consistent with the following platform tag: "%s"' % plat) in text,
+          "auditwheel show does not agree with %s:\n%s" % (plat, text))
+
+
+def case_glibc_compat(args):
+    p = subprocess.run([args.probe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    check(p.returncode == 0, "%s: exit %d: %s" % (args.probe, p.returncode, p.stdout.decode(errors="replace")))
+    dynsym = subprocess.run(["readelf", "--dyn-syms", "-W", args.probe], stdout=subprocess.PIPE,
+                            check=True).stdout.decode()
+    for name in ("_dl_find_object", "arc4random"):
+        check(re.search(r"UND\s+%s\b" % name, dynsym) is None, "%s imports %s from glibc" % (args.probe, name))
+
+
+# --- venv ----------------------------------------------------------------------------------------
+
+class Venv:
+    def __init__(self, python, wheel, tmp):
+        self.tmp = tmp
+        self.dir = os.path.join(tmp, "venv")
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("GS_", "SIMGPU_", "LD_", "PYTHON", "CUDA_INJECTION", "NVTX_INJECTION"))
+                    and k not in LAUNCHER_VARS and k not in ("VIRTUAL_ENV", "PYENV_VERSION")}
+        self.env["PATH"] = os.path.join(self.dir, "bin") + ":/usr/bin:/bin"
+        self.env["XDG_RUNTIME_DIR"] = os.path.join(tmp, "run")
+        os.makedirs(self.env["XDG_RUNTIME_DIR"], mode=0o700)
+        self.work = os.path.join(tmp, "work")
+        os.makedirs(self.work)
+        self.sh([python, "-m", "venv", self.dir])
+        self.sh([self.bin("pip"), "install", "-q", "--no-index", "--disable-pip-version-check", wheel])
+        self.python = self.bin("python")
+
+    def bin(self, name):
+        return os.path.join(self.dir, "bin", name)
+
+    def sh(self, cmd, env=None, want=0, cwd=None):
+        p = subprocess.run(cmd, env=env or self.env, cwd=cwd or self.work, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=TIMEOUT)
+        out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+        if want is not None:
+            check(p.returncode == want, "%s: exit %d, want %d\nstdout: %s\nstderr: %s" %
+                  (" ".join(cmd), p.returncode, want, out[-2000:], err[-2000:]))
+        return p.returncode, out, err
+
+    def gpustall(self, *a, **kw):
+        return self.sh([self.bin("gpustall")] + list(a), **kw)
+
+
+def case_venv(args):
+    if not os.path.exists(args.python):
+        print("SKIP: %s is not installed" % args.python)
+        sys.exit(77)
+    wheel = the_wheel(args.dist)
+    if not wheel:
+        return
+    with tempfile.TemporaryDirectory(prefix="gpustall-wheel-") as tmp:
+        v = Venv(args.python, wheel, tmp)
+        # The installed package, not a source tree: no build folder anywhere on its paths.
+        _, where, _ = v.sh([v.python, "-c", "import gpustall.native as n; print(n.locate().agent)"])
+        check(where.startswith(v.dir) and os.path.isfile(where.strip()), "agent at %r" % where)
+        workload = os.path.join(os.path.dirname(where.strip()), "..", "workloads", "data_starved.py")
+        with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+            version = re.search(r"project\(gpustall\b[^)]*VERSION ([0-9.]+)", f.read()).group(1)
+        _, out, _ = v.gpustall("--version")
+        check(out.strip() == "gpustall " + version and "-%s-" % version in os.path.basename(wheel),
+              "version: %r and %s, want the project's %s" % (out, os.path.basename(wheel), version))
+
+        # 1. gpustall demo prints the report.
+        _, out, err = v.gpustall("demo", "--steps", "15")
+        check("load_batch" in out and re.search(r"(?i)idle", out) is not None, "demo report:\n%s\n%s" % (out, err))
+
+        # 2. gpustall run on simgpu writes a trace; gpustall report reads it.
+        _, out, err = v.gpustall("run", "--simgpu", "-o", "single/", "--", v.python, workload, "--steps", "8")
+        traces = glob.glob(os.path.join(v.work, "single", "*.gstrace"))
+        check(len(traces) == 1, "run: traces %s; stderr %s" % (traces, err))
+        check("traces in %s/" % os.path.join(v.work, "single") in err, "no 'traces in' line: %r" % err)
+        if traces:
+            _, out, _ = v.gpustall("report", "--json", traces[0])
+            check(json.loads(out).get("traces") is not None, "report --json: %s" % out[:300])
+            rc, _, err = v.gpustall("report", os.path.join(v.work, "nonexistent.gstrace"), want=None)
+            check(rc == 2, "report on a missing file: exit %d, want gsanalyze's 2 (%s)" % (rc, err))
+
+        # 3. torchrun-style: two ranks, one trace each, in the job's folder.
+        env = dict(v.env, WORLD_SIZE="2", LOCAL_WORLD_SIZE="2", TORCHELASTIC_RUN_ID="wheeljob")
+        procs = []
+        for rank in (0, 1):
+            e = dict(env, RANK=str(rank), LOCAL_RANK=str(rank))
+            procs.append(subprocess.Popen([v.bin("gpustall"), "run", "--simgpu", "--", v.python, workload,
+                                           "--steps", "5"], env=e, cwd=v.work,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        for p in procs:
+            _, err = p.communicate(timeout=TIMEOUT)
+            check(p.returncode == 0, "rank exit %d: %s" % (p.returncode, err.decode(errors="replace")))
+        ranks = sorted(os.path.basename(t) for t in glob.glob(os.path.join(v.work, "gpustall-wheeljob", "*.gstrace")))
+        check(len(ranks) == 2 and "-r0-" in ranks[0] and "-r1-" in ranks[1], "per-rank traces: %s" % ranks)
+
+        # 4. a PyTorch-style environment: the CUDA runtime and CUPTI in this Python's
+        #    site-packages/nvidia/cu13/lib (simgpu's, standing in for NVIDIA's wheels). The front
+        #    end finds them, says so, and the agent records through that CUPTI.
+        _, site_dir, _ = v.sh([v.python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"])
+        fake = os.path.join(site_dir.strip(), "nvidia", "cu13", "lib")
+        os.makedirs(fake)
+        simgpu_lib = os.path.join(os.path.dirname(where.strip()), "..", "simgpu", "lib")
+        for lib in os.listdir(simgpu_lib):
+            shutil.copy(os.path.join(simgpu_lib, lib), fake)
+        _, out, err = v.gpustall("run", "-o", "wheels/", "--", v.python, workload, "--steps", "5",
+                                 env=dict(v.env, GS_CUDART_PATH=os.path.join(fake, "libcudart.so.13")))
+        check("runtime %s" % os.path.join(fake, "libcudart.so.13") in err and
+              "CUPTI %s" % os.path.join(fake, "libcupti.so.13") in err, "nvidia wheels not reported: %r" % err)
+        traces = glob.glob(os.path.join(v.work, "wheels", "*.gstrace"))
+        check(len(traces) == 1, "nvidia-wheel run: traces %s" % traces)
+        if traces:
+            _, out, _ = v.gpustall("report", traces[0])
+            check("capture cupti" in out, "the agent did not record through the wheel's CUPTI: %s" % out[:400])
+        shutil.rmtree(os.path.join(site_dir.strip(), "nvidia"))
+
+        # 5. on demand: a dormant job, a window opened and closed with gpustall start/stop.
+        job = subprocess.Popen([v.bin("gpustall"), "run", "-q", "--simgpu", "--on-demand", "-o", "od/", "--",
+                                v.python, workload, "--steps", "400"], env=v.env, cwd=v.work,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.time() + 30
+            out = ""
+            while time.time() < deadline and str(job.pid) not in out:
+                _, out, _ = v.gpustall("list", want=None)
+                time.sleep(0.2)
+            check(str(job.pid) in out, "gpustall list never showed the job: %r" % out)
+            _, out, _ = v.gpustall("start", "--pid", str(job.pid))
+            check("window 1 recording to" in out, "start: %r" % out)
+            time.sleep(0.5)
+            _, out, _ = v.gpustall("stop", "--pid", str(job.pid))
+            check("window 1 written to" in out, "stop: %r" % out)
+            windows = glob.glob(os.path.join(v.work, "od", "*window-1*.gstrace"))
+            check(len(windows) == 1, "window traces: %s" % windows)
+            if windows:
+                v.gpustall("report", windows[0])
+        finally:
+            job.kill()
+            job.wait()
+
+        # 6. bad input: one line, exit 2, nothing started.
+        marker = os.path.join(v.work, "ran")
+        for bad, env_extra in ((["run"], {}), (["run", "--frobnicate", "touch", marker], {}),
+                               (["run", "--", "/no/such/program"], {}),
+                               (["run", "touch", marker], {"GS_STACK_DEPTH": "500"}),
+                               (["run", "--stacks", "sideways", "touch", marker], {}),
+                               (["run", "touch", marker], {"GS_SAMPLE_HZ": "lots"})):
+            rc, out, err = v.gpustall(*bad, env=dict(v.env, **env_extra), want=None)
+            check(rc == 2 and len(err.splitlines()) == 1 and err.startswith("gpustall: "),
+                  "%s %s: exit %d, stderr %r (want one 'gpustall: ' line, exit 2)" % (bad, env_extra, rc, err))
+            check(not os.path.exists(marker), "%s: the command ran" % bad)
+
+
+CASES = {"build": case_build, "glibc": case_glibc, "glibc_compat": case_glibc_compat, "venv": case_venv}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--build-dir")
+    ap.add_argument("--dist", required=True)
+    ap.add_argument("--auditwheel")
+    ap.add_argument("--python")
+    ap.add_argument("--probe")
+    args = ap.parse_args()
+    CASES[args.case](args)
+    sys.exit(exit_status())
+
+
+if __name__ == "__main__":
+    main()

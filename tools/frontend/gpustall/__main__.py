@@ -1,0 +1,5 @@
+import sys
+
+from gpustall.cli import main
+
+sys.exit(main())
