@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/config.h"
+#include "agent/core/config/config.h"
 #include "agent/control/run_folder.h"
-#include "agent/output_path.h"
+#include "agent/core/config/output_path.h"
 
 namespace {
 
