@@ -233,9 +233,17 @@ def case_other_user(args):
     public = tempfile.mkdtemp(prefix="gpustall-ondemand-other-user-")
     os.chmod(public, 0o711)
     c = Case(args, "other_user", work_dir=public)
+    # gsctl is a thin wrapper of the front end's package (tools/frontend/gpustall), found beside it.
+    tools = os.path.dirname(os.path.realpath(args.gsctl))
     c.gsctl_path = os.path.join(public, "gsctl")
     shutil.copy(args.gsctl, c.gsctl_path)
+    shutil.copytree(os.path.join(tools, "frontend", "gpustall"), os.path.join(public, "frontend", "gpustall"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
     os.chmod(c.gsctl_path, 0o755)
+    for folder, _, files in os.walk(os.path.join(public, "frontend")):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o755)
     c.start_workload()
     try:
         if not c.wait_listening():
