@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/import/imported_trace.h"
 #include "analyzer/model/process_stats_import.h"
 #include "analyzer/reader/trace_reader.h"
 
@@ -115,6 +116,14 @@ bool TraceImporter::Plausible(uint64_t start_ns, uint64_t end_ns) {
 TraceImporter::~TraceImporter() = default;
 
 absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Open(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<ImportedTrace>> imported = OpenImported(path);
+  if (!imported.ok()) return imported.status();
+  if (*imported != nullptr) {
+    std::unique_ptr<TraceImporter> imp(new TraceImporter());
+    imp->imported_ = std::move(*imported);
+    imp->info_ = imp->imported_->info();
+    return imp;
+  }
   return Wrap(reader::TraceReader::Open(path), path);
 }
 
@@ -177,6 +186,12 @@ void TraceImporter::UpdateInfo() {
 }
 
 absl::Status TraceImporter::ReadAll(RecordSink* sink) {
+  if (imported_ != nullptr) {
+    absl::Status s = imported_->ReadAll(sink);
+    info_ = imported_->info();
+    if (progress_) progress_(imported_->file_bytes());
+    return s;
+  }
   reader::ChunkEvents ev;
   while (true) {
     absl::StatusOr<bool> more = reader_->Next(&ev);
@@ -226,11 +241,16 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
   return absl::OkStatus();
 }
 
-const TraceTables& TraceImporter::tables() const { return *tables_; }
+const TraceTables& TraceImporter::tables() const {
+  return imported_ != nullptr ? imported_->tables() : *tables_;
+}
 
-uint64_t TraceImporter::file_bytes() const { return reader_->stats().file_bytes; }
+uint64_t TraceImporter::file_bytes() const {
+  return imported_ != nullptr ? imported_->file_bytes() : reader_->stats().file_bytes;
+}
 
 std::string TraceImporter::DamageWarning() const {
+  if (imported_ != nullptr) return imported_->DamageWarning();
   const reader::ReadStats& rs = reader_->stats();
   std::string w;
   if (rs.truncated_bytes > 0)

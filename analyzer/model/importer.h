@@ -7,6 +7,9 @@
 // on one host share CLOCK_MONOTONIC; each device is analysed within its own trace, so no
 // cross-trace alignment is needed for the per-device analysis.
 //
+// Other formats (analyzer/import/: PyTorch profiler JSON) are recognised by content in Open()
+// and read by their importer behind the same interface.
+//
 // Thread safety: none. Lifetimes: `tables()` is valid while the TraceImporter lives.
 #ifndef GPUSTALL_ANALYZER_MODEL_IMPORTER_H_
 #define GPUSTALL_ANALYZER_MODEL_IMPORTER_H_
@@ -25,6 +28,8 @@ class TraceReader;
 }
 
 namespace gs::analyzer {
+
+class ImportedTrace;
 
 class TraceImporter {
  public:
@@ -61,6 +66,7 @@ class TraceImporter {
   // False (and counted) for a record whose times cannot be real: see importer.cc.
   bool Plausible(uint64_t start_ns, uint64_t end_ns);
 
+  std::unique_ptr<ImportedTrace> imported_;  // another format's trace (reader_ is then null)
   std::unique_ptr<reader::TraceReader> reader_;
   std::unique_ptr<ReaderTables> tables_;
   TraceInfo info_;

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/multirank/summarize_trace.h"
+#include "analyzer/import/imported_trace.h"
 #include "analyzer/analysis/multirank/summary_file.h"
 
 namespace gs::analyzer {
@@ -26,12 +27,12 @@ absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths
       for (const std::string& f : files) {
         if (IsSummaryFile(f)) {
           out.summaries.push_back(f);
-        } else if (absl::EndsWith(f, ".gstrace")) {
+        } else if (absl::EndsWith(f, ".gstrace") || IsImportedTrace(f)) {  // PyTorch profiler JSON too
           out.traces.push_back(f);
         }
       }
       if (out.traces.size() + out.summaries.size() == before) {
-        return absl::NotFoundError(absl::StrCat(path, ": no .gstrace or summary files in it"));
+        return absl::NotFoundError(absl::StrCat(path, ": no .gstrace, PyTorch profiler or summary files in it"));
       }
     } else if (IsSummaryFile(path)) {
       out.summaries.push_back(path);

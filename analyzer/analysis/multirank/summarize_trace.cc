@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/import/imported_trace.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
 
@@ -23,8 +24,37 @@ struct Collective {
 };
 
 // Pass 1: identity from the header, collectives from the activities (by kind or NCCL name).
+// The same from a trace of another format (analyzer/import/): identity from its TraceInfo.
+absl::Status ReadImportedHeaderAndCollectives(const std::string& path, RankSummary* s,
+                                              std::vector<Collective>* collectives) {
+  absl::StatusOr<std::unique_ptr<TraceImporter>> importer = TraceImporter::Open(path);
+  if (!importer.ok()) return importer.status();
+  struct Sink final : RecordSink {
+    const TraceTables* tables;
+    std::vector<Collective>* out;
+    void OnApiCall(const ApiCall&) override {}
+    void OnSample(const Sample&) override {}
+    void OnMemoryEvent(const MemoryEvent&) override {}
+    void OnActivity(const GpuActivity& a) override {
+      if (a.kind == ActivityKind::kCollective ||
+          (a.kind == ActivityKind::kKernel && IsCollectiveKernelName(tables->StringValue(a.name))))
+        out->push_back({a.device, a.start_ns, a.end_ns});
+    }
+  } sink;
+  sink.tables = &(*importer)->tables();
+  sink.out = collectives;
+  if (absl::Status st = (*importer)->ReadAll(&sink); !st.ok()) return st;
+  const TraceInfo& info = (*importer)->info();
+  s->source = path;
+  s->host_name = info.host;
+  s->pid = info.pid;
+  if (info.rank) s->rank = *info.rank;
+  return absl::OkStatus();
+}
+
 absl::Status ReadHeaderAndCollectives(const std::string& path, RankSummary* s,
                                       std::vector<Collective>* collectives) {
+  if (IsImportedTrace(path)) return ReadImportedHeaderAndCollectives(path, s, collectives);
   absl::StatusOr<std::unique_ptr<reader::TraceReader>> reader = reader::TraceReader::Open(path);
   if (!reader.ok()) return reader.status();
   const tr::TraceHeader& h = (*reader)->header();
