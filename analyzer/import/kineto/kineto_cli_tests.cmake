@@ -30,7 +30,7 @@ function(kineto_cli_case name expected)
 endfunction()
 
 #               name               exit  arguments
-kineto_cli_case(report_2x          0     report ${_kt_data}/a100_alexnet.pt.trace.json.gz MATCH "PyTorch profiler.*exit=0")
+kineto_cli_case(report_2x          0     report --width 200 ${_kt_data}/a100_alexnet.pt.trace.json.gz MATCH "capture PyTorch profiler \\(Kineto JSON, PyTorch 2.x.*GPU 0 \\(NVIDIA A100-PG509-200\\).*79 kernels, 16 copies, 3 memsets.*exit=0")
 kineto_cli_case(report_by_content  0     report alexnet.bin MATCH "NVIDIA A100.*exit=0")
 kineto_cli_case(report_legacy      0     report ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz MATCH "DataLoader.*exit=0")
 kineto_cli_case(report_rocm        0     report ${_kt_data}/mi250_rocm6.2.json.gz MATCH "exit=0")

@@ -149,7 +149,7 @@ TEST(KinetoTraceTest, DialectsAndMetadata) {
   auto a100 = KinetoTrace::Open(kData + "/a100_alexnet.pt.trace.json.gz");
   ASSERT_TRUE(a100.ok()) << a100.status();
   EXPECT_FALSE((*a100)->counts().legacy_dialect);
-  ASSERT_EQ((*a100)->info().devices.size(), 1u);  // deviceProperties: one A100 listed
+  ASSERT_EQ((*a100)->info().devices.size(), 8u);  // deviceProperties lists the host's 8 A100s
   EXPECT_EQ((*a100)->info().devices[0].name, "NVIDIA A100-PG509-200");
   EXPECT_EQ((*a100)->info().devices[0].total_memory, 42297524224u);
   EXPECT_EQ((*a100)->info().rank, 0);
