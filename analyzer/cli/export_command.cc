@@ -7,6 +7,8 @@
 #include "analyzer/cli/commands.h"
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/export/collapsed_stacks.h"
+#include "analyzer/export/imported_trace_export.h"
+#include "analyzer/import/imported_trace.h"
 #include "analyzer/export/kineto_export.h"
 
 namespace gs::analyzer::cli {
@@ -43,11 +45,18 @@ int ExportTraceEventsTo(TraceEventExporter exporter, const std::string& trace, c
 
 int RunExport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   const std::string& trace = args.traces.front();
+  const bool imported = IsImportedTrace(trace);  // another tool's trace (PyTorch profiler JSON)
   if (!args.chrome_out.empty()) {
-    if (int rc = ExportTraceEventsTo(&ExportChromeTrace, trace, args.chrome_out, out, err); rc != kExitOk) return rc;
+    if (int rc = ExportTraceEventsTo(imported ? &ExportImportedChromeTrace : &ExportChromeTrace, trace,
+                                     args.chrome_out, out, err);
+        rc != kExitOk)
+      return rc;
   }
   if (!args.kineto_out.empty()) {
-    if (int rc = ExportTraceEventsTo(&ExportKinetoTrace, trace, args.kineto_out, out, err); rc != kExitOk) return rc;
+    if (int rc = ExportTraceEventsTo(imported ? &ExportImportedKinetoTrace : &ExportKinetoTrace, trace,
+                                     args.kineto_out, out, err);
+        rc != kExitOk)
+      return rc;
   }
   if (!args.collapsed_out.empty()) {
     absl::StatusOr<Analysis> analysis = AnalyzeTraces({trace}, AllStacksOptions());

@@ -61,3 +61,9 @@ if(GS_TEST_VENV_PYTHON)
     set_tests_properties(kineto.hta.${_n} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS hta)
   endforeach()
 endif()
+kineto_cli_case(export_kineto      0     export --kineto ${_kt_dir}/w0.kineto.json ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz MATCH "wrote .*idle intervals.*exit=0")
+# What `export --chrome` wrote from a PyTorch profiler trace reads as a viewer reads it.
+add_test(NAME kineto.cli.export_chrome_is_valid
+         COMMAND sh -c "'$<TARGET_FILE:gsanalyze>' export --chrome '${_kt_dir}/w0.chrome.json' '${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz' && /usr/bin/python3 '${PROJECT_SOURCE_DIR}/analyzer/export/check_chrome_trace.py' '${_kt_dir}/w0.chrome.json'")
+set_tests_properties(kineto.cli.export_chrome_is_valid PROPERTIES FIXTURES_REQUIRED kineto_cli_inputs
+                     PASS_REGULAR_EXPRESSION "ok: [0-9]+ events, [1-9][0-9]* flows")
