@@ -48,7 +48,8 @@ kineto_cli_case(wrong_shape        2     report wrong_shape.json MATCH "wrong_sh
 kineto_cli_case(cpu_only           2     report cpu_only.json MATCH "without GPU events.*exit=2")
 
 if(GS_TEST_VENV_PYTHON)
-  foreach(trace a100_alexnet.pt.trace.json.gz multirank/rank-0.json.gz multirank/rank-1.json.gz)
+  foreach(trace a100_alexnet.pt.trace.json.gz multirank/rank-0.json.gz multirank/rank-1.json.gz
+                v100_resnet50_workers0.pt.trace.json.gz v100_resnet50_workers4.pt.trace.json.gz)
     string(REGEX REPLACE "[./].*$" "" _n "${trace}")
     if(trace MATCHES "^multirank/(.*)\\.json\\.gz$")
       set(_n ${CMAKE_MATCH_1})

@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from gstest import check, exit_status  # noqa: E402  (tests/testlib)
 
 SKIP = 77
+LEGACY = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset"}  # PyTorch 1.8-1.10
 
 HTA_SCRIPT = r"""
 import json, logging, sys, warnings
@@ -41,6 +42,7 @@ names = a.t.symbol_table.get_sym_table()
 counts = {}
 for rank, df in a.t.traces.items():
     cats = df[df["stream"].ne(-1)]["cat"].map(lambda c: names[c])
+    cats = cats.replace({"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset"})  # 1.8-1.10
     counts[str(rank)] = {c: int((cats == c).sum()) for c in ("kernel", "gpu_memcpy", "gpu_memset")}
     sync = [i for i, n in enumerate(names) if n == "cuda_sync"]
     a.t.traces[rank] = df[~df["cat"].isin(sync)]
@@ -65,8 +67,9 @@ def main():
         doc = json.load(f)
     cats = {"kernel": 0, "gpu_memcpy": 0, "gpu_memset": 0}
     for e in doc["traceEvents"]:
-        if e.get("ph") == "X" and e.get("cat") in cats:
-            cats[e["cat"]] += 1
+        cat = LEGACY.get(e.get("cat"), e.get("cat"))
+        if e.get("ph") == "X" and cat in cats:
+            cats[cat] += 1
     rank = str(doc.get("distributedInfo", {}).get("rank", 0))
 
     r = subprocess.run([args.gsanalyze, "report", "--json", args.trace], capture_output=True, text=True, timeout=300)
