@@ -68,3 +68,8 @@ add_test(NAME kineto.cli.export_chrome_is_valid
          COMMAND sh -c "'$<TARGET_FILE:gsanalyze>' export --chrome '${_kt_dir}/w0.chrome.json' '${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz' && /usr/bin/python3 '${PROJECT_SOURCE_DIR}/analyzer/export/check_chrome_trace.py' '${_kt_dir}/w0.chrome.json'")
 set_tests_properties(kineto.cli.export_chrome_is_valid PROPERTIES FIXTURES_REQUIRED kineto_cli_inputs
                      PASS_REGULAR_EXPRESSION "ok: [0-9]+ events, [1-9][0-9]* flows")
+# Mixed with a .gstrace (analyzer/cli/exit_codes.cmake writes starved.gstrace): two traces, one report.
+add_test(NAME kineto.cli.mixed_with_gstrace
+         COMMAND sh -c "'$<TARGET_FILE:gsanalyze>' report '${CMAKE_BINARY_DIR}/analyzer/cli_traces/starved.gstrace' '${_kt_data}/a100_triton.json.gz'; echo exit=$?")
+set_tests_properties(kineto.cli.mixed_with_gstrace PROPERTIES FIXTURES_REQUIRED "kineto_cli_inputs;analyzer_cli_traces"
+                     PASS_REGULAR_EXPRESSION "2 traces.*starved.gstrace.*a100_triton.json.gz.*exit=0")

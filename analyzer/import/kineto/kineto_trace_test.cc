@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -316,6 +317,30 @@ TEST(KinetoTraceTest, CutGzipIsAnalysedAsFarAsItWasRead) {
   auto m = KinetoTrace::FromBuffer(gz.substr(0, gz.size() / 2), "cut.json.gz");
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ((*m)->counts().kernels, (*t)->counts().kernels);
+}
+
+// Untrusted input: every cut of a real trace, and random byte changes, give an error or a trace
+// that analyses — never a crash (the same loop as kineto_fuzzer.cc, deterministic).
+TEST(KinetoTraceTest, EveryCutAndFlipOfARealTraceIsAnErrorOrATrace) {
+  const std::string json = Gunzip(kData + "/a100_triton.json.gz");
+  auto run = [](const std::string& bytes) {
+    auto t = KinetoTrace::FromBuffer(bytes, "f.json");
+    if (!t.ok()) return;
+    static const AnalysisOptions options;
+    TraceAnalyzer analyzer(options, (*t)->tables());
+    EXPECT_TRUE((*t)->ReadAll(&analyzer).ok());
+    analyzer.Finish((*t)->info());
+  };
+  for (size_t cut = 0; cut < json.size(); cut += 13) run(json.substr(0, cut));
+  std::mt19937 rng(15);
+  const char alphabet[] = "{}[]\":,0123456789.-eE \\tnul";
+  for (int i = 0; i < 1500; ++i) {
+    std::string m = json;
+    for (int k = 0; k < 4; ++k) m[rng() % m.size()] = alphabet[rng() % (sizeof alphabet - 1)];
+    run(m);
+  }
+  // Deep nesting is parsed iteratively (no recursion to overflow).
+  run("{\"traceEvents\": [" + std::string(200000, '[') + std::string(200000, ']') + "]}");
 }
 
 TEST(KinetoTraceTest, OnlyJsonLooksLikeJson) {
