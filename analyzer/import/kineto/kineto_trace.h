@@ -28,9 +28,13 @@
 // baseTimeNanoseconds; records use ts * 1000 as nanoseconds on one clock, as they are.
 //
 // Memory: the JSON is streamed (RapidJSON's SAX reader over zlib, 1 MiB buffer); Open keeps the
-// events it needs as fixed-size records (32-48 bytes each, against 200-400 bytes of JSON per
-// event) plus interned names, sorts them, and ReadAll delivers them. Peak: about a fifth of the
-// uncompressed JSON, never the JSON itself.
+// events it needs as fixed-size records (32-56 bytes each, against 200-500 bytes of JSON per
+// event) plus interned names and stacks; ReadAll adds two nesting samples per op on the threads
+// that call CUDA. Peak: about a quarter of the uncompressed JSON (254 MiB for a 1.05 GB trace of
+// 2.2 M events, BENCHMARKS.md), never the JSON itself or a DOM.
+//
+// Open reads the whole file (so that a file that is not a trace is an error before any output);
+// ReadAll only sorts and delivers.
 //
 // Damage: a file cut (or garbled) after GPU work was read is analysed as far as it was read and
 // DamageWarning() says how much; a file that is not JSON, not a Chrome trace, has no GPU work or

@@ -262,6 +262,36 @@ TEST(KinetoTraceTest, DataLoaderInTheMainProcessOwnsTheHostWork) {
   EXPECT_LT(DataLoaderShareOfHostWork("v100_resnet50_workers4.pt.trace.json.gz"), 0.2);
 }
 
+// with_stack=True: python_function events are frames of the same nesting, with file and line.
+TEST(KinetoTraceTest, PythonFunctionsKeepFileAndLine) {
+  auto t = KinetoTrace::FromBuffer(R"({"traceEvents": [
+    {"ph": "X", "cat": "python_function", "name": "train.py(20): train_step", "pid": 1, "tid": 10, "ts": 0, "dur": 1000},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 10, "ts": 100.5, "dur": 50},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 10, "ts": 110.25, "dur": 5,
+     "args": {"correlation": 5}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 120, "dur": 30,
+     "args": {"correlation": 5, "device": 0, "stream": 7}}]})",
+                                   "stack.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE((*t)->info().python_stacks);
+  Collect c;
+  ASSERT_TRUE((*t)->ReadAll(&c).ok());
+  ASSERT_EQ(c.calls.size(), 1u);
+  EXPECT_EQ(c.calls[0].enter_ns, 110250);  // microseconds with fractions, exactly
+  EXPECT_EQ(c.calls[0].stream, 7u);
+  std::vector<FrameInfo> frames = (*t)->tables().ResolveStack(c.calls[0].stack);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].function, "aten::mm");
+  EXPECT_EQ(frames[1].function, "train_step");
+  EXPECT_EQ(frames[1].file, "train.py");
+  EXPECT_EQ(frames[1].line, 20u);
+  // Samples: none before the first frame, train_step from 0, aten::mm from 100.5 µs.
+  ASSERT_GE(c.samples.size(), 4u);
+  EXPECT_EQ(c.samples[0].stack, 0u);
+  EXPECT_EQ(c.samples[1].time_ns, 0);
+  EXPECT_EQ((*t)->tables().ResolveStack(c.samples[1].stack).size(), 1u);
+}
+
 // ---- bad input ----
 
 TEST(KinetoTraceTest, JsonThatIsNotATraceIsAnError) {
