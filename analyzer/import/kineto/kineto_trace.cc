@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include "absl/strings/string_view.h"
 #include <utility>
@@ -334,6 +335,7 @@ class KinetoTrace::Parser {
         else if (k == "totalGlobalMem" && number) absl::SimpleAtoi(v, &dev_.total_memory);
         break;
       case Ctx::kDist:
+        if (k == "world_size" && number) absl::SimpleAtoi(v, &world_size_);
         if (k == "rank" && number) {
           int32_t r = 0;
           if (absl::SimpleAtoi(v, &r)) t_->info_.rank = r;
@@ -452,6 +454,7 @@ class KinetoTrace::Parser {
 
  public:
   int64_t base_time_ns_ = 0;
+  int64_t world_size_ = 0;
   int64_t host_pid_ = 0;
 
  private:
@@ -529,9 +532,8 @@ absl::StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Open(const std::string
     t->damage_ = absl::StrCat(path, ": ", where, ": analysed the ", t->counts_.events, " events before it");
   }
   t->info_.pid = parser.host_pid_;
-  if (parser.base_time_ns_ != 0) {
-    t->info_.capture_mode = absl::StrCat(" (clock base ", parser.base_time_ns_, " ns since the epoch)");
-  }
+  t->base_time_ns_ = parser.base_time_ns_;
+  t->world_size_ = parser.world_size_;
   if (!parser.saw_events()) return Bad(path, "not a PyTorch profiler trace (JSON without traceEvents)");
   if (absl::Status s = t->Finish(); !s.ok()) return s;
   return t;
@@ -558,6 +560,8 @@ absl::StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::FromBuffer(const std::
                               " bytes: analysed the ", t->counts_.events, " events before it");
   }
   t->info_.pid = parser.host_pid_;
+  t->base_time_ns_ = parser.base_time_ns_;
+  t->world_size_ = parser.world_size_;
   if (!parser.saw_events()) return Bad(name, "not a PyTorch profiler trace (JSON without traceEvents)");
   if (absl::Status s = t->Finish(); !s.ok()) return s;
   return t;
@@ -593,9 +597,21 @@ absl::Status KinetoTrace::Finish() {
     return a.end > b.end;
   });
   info_.path = path_;
+  // What the report's trace line says: the dialect, the steps, the job, and when (absolute time:
+  // baseTimeNanoseconds + ts, or ts itself where Kineto wrote epoch microseconds).
   info_.capture_mode = absl::StrCat("PyTorch profiler (Kineto JSON, ",
-                                    counts_.legacy_dialect ? "PyTorch 1.8-1.10" : "PyTorch 2.x", " categories)",
-                                    info_.capture_mode);
+                                    counts_.legacy_dialect ? "PyTorch 1.8-1.10" : "PyTorch 2.x", " categories",
+                                    counts_.steps ? absl::StrCat(", ", counts_.steps, " profiler steps") : "", ")");
+  if (info_.rank && world_size_ > 0) absl::StrAppend(&info_.capture_mode, ", rank ", *info_.rank, " of ", world_size_);
+  constexpr TimeNs kYear2001Ns = 978'307'200'000'000'000;
+  const TimeNs start_ns = base_time_ns_ > 0 ? base_time_ns_ + lo : lo;
+  if (start_ns >= kYear2001Ns) {
+    const time_t secs = static_cast<time_t>(start_ns / 1'000'000'000);
+    struct tm tm {};
+    char when[32];
+    if (gmtime_r(&secs, &tm) != nullptr && std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)
+      absl::StrAppend(&info_.capture_mode, ", started ", when);
+  }
   info_.native_stacks = false;
   info_.sampling = false;
   std::sort(info_.devices.begin(), info_.devices.end(),

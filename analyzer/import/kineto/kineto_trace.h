@@ -112,6 +112,8 @@ class KinetoTrace final : public ImportedTrace {
   KinetoCounts counts_;
   std::string damage_;
   uint64_t file_bytes_ = 0;
+  int64_t base_time_ns_ = 0;       // baseTimeNanoseconds (0: ts are absolute or unanchored)
+  int64_t world_size_ = 0;         // distributedInfo.world_size (0: not given)
   std::vector<HostRange> ranges_;
   std::vector<Call> calls_;
   std::vector<GpuActivity> activities_;
