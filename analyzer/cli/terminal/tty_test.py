@@ -19,7 +19,7 @@ import re
 import select
 import subprocess
 import sys
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "testlib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "testlib"))
 from gstest import check, exit_status  # noqa: E402  (tests/testlib)
 
 ESC = "\x1b["
