@@ -2,6 +2,8 @@
 // analysis and every view registered on it. The reader's open observer counts the files opened
 // (every trace file the pass opens, whatever its format, goes through TraceReader::OpenFile).
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -130,6 +132,21 @@ TEST_F(OnePassTest, KinetoJsonIsReadOnceByEverySubcommand) {
     ExpectEachReadOnce(c.traces);
   }
   for (const std::string& f : {chrome, kineto_out, summary, page}) std::remove(f.c_str());
+}
+
+// A job folder's PyTorch profiler traces are taken by name (*.json, *.json.gz) and read once by the
+// pass; its other files (a simulator's truth-r0.jsonl) are not opened as traces.
+TEST_F(OnePassTest, FolderTakesKinetoJsonByNameAndReadsItOnce) {
+  const std::string job = dir_ + ".job";
+  std::filesystem::create_directories(job);
+  std::filesystem::copy_file(traces_[0], job + "/rank0.gstrace", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(std::string(GS_KINETO_TESTDATA) + "/a100_triton.json.gz", job + "/rank1.json.gz",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(job + "/truth-r0.jsonl", std::ios::binary) << "{\"step\": 1}\n{\"step\": 2}\n";
+  Run(&RunReport, {"report", "--width", "100"}, {job});
+  EXPECT_NE(out_.find("2 traces"), std::string::npos) << out_;
+  ExpectEachReadOnce({job + "/rank0.gstrace", job + "/rank1.json.gz"});
+  std::filesystem::remove_all(job);
 }
 
 }  // namespace
