@@ -1,9 +1,14 @@
 #include "analyzer/analysis/analyze_traces.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/import/open_imported.h"
 #include "analyzer/model/importer.h"
+#include "analyzer/reader/trace_reader.h"
 #include "analyzer/result/analysis_builder.h"
 
 namespace gs::analyzer {
@@ -41,6 +46,26 @@ class FanOutSink final : public RecordSink {
   std::vector<RecordSink*> observers_;
   RecordSink* analysis_;
 };
+
+// The one open of a trace file: its first bytes (read without moving the offset) say which
+// importer reads it, over the same descriptor — a PyTorch profiler JSON, plain or gzip
+// (analyzer/import/), or else a .gstrace (whose reader says what is wrong with anything else).
+absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(const std::string& path) {
+  absl::StatusOr<int> fd = reader::TraceReader::OpenFile(path);
+  if (!fd.ok()) return fd.status();
+  std::string head(kImportSniffBytes, '\0');
+  ssize_t n;
+  do {
+    n = ::pread(*fd, head.data(), head.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  if (IsImportedTrace(head)) {
+    absl::StatusOr<std::unique_ptr<ImportedTrace>> imported = OpenImported(*fd, path);
+    if (!imported.ok()) return imported.status();
+    return TraceImporter::FromImported(std::move(*imported));
+  }
+  return TraceImporter::FromFd(*fd, path);  // a read error shows here, as the reader words it
+}
 
 }  // namespace
 
@@ -83,7 +108,7 @@ absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths, co
   AnalysisBuilder builder(options);
   for (size_t i = 0; i < paths.size(); ++i) {
     const std::string& path = paths[i];
-    auto importer = TraceImporter::Open(path);
+    auto importer = OpenTrace(path);
     if (!importer.ok()) return importer.status();
     if (hooks.progress) {
       struct stat st {};

@@ -6,6 +6,11 @@
 // summed across traces). This is the only code that opens trace files for reading: summaries,
 // exports, tables and the HTML timeline are TraceObservers registered here.
 //
+// Formats: each file is opened once and its first bytes choose the importer, over that same
+// descriptor: PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip (analyzer/import/), or
+// else a .gstrace. Observers see either through the same TraceImporter (importer.imported() says
+// which; an imported trace has no chunks, only model records).
+//
 // Thread safety: none needed; each call is independent.
 #ifndef GPUSTALL_ANALYZER_ANALYSIS_ANALYZE_TRACES_H_
 #define GPUSTALL_ANALYZER_ANALYSIS_ANALYZE_TRACES_H_

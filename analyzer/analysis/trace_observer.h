@@ -11,7 +11,8 @@
 //                   `analyzer` is the analysis its records go to (for TraceAnalyzer::Evidence);
 //   then chunk by chunk:
 //     OnChunk       the chunk as the file holds it (raw records, before conversion), with the
-//                   tables as they stand after it;
+//                   tables as they stand after it (a .gstrace only: a trace of another format,
+//                   importer.imported(), has no chunks and no reader(); its records() are all);
 //     records()     the chunk's model records, before the analysis sees them;
 //     OnIdleInterval  each steady-state idle interval as the analysis classifies it;
 //   EndTrace        the trace is read and analysed: its TraceResult; `importer` still lives.

@@ -62,6 +62,7 @@ const char* HostStateName(HostState s) {
 
 HostState HostStateFromThreadState(uint8_t state) {
   switch (state) {  // gpustall.trace.ThreadState
+    case 0: return HostState::kUnsampled;         // unknown: a sample that says where, not how
     case 1: case 2: return HostState::kCpu;       // running, runnable
     case 4: return HostState::kIoWait;
     case 5: return HostState::kLockWait;

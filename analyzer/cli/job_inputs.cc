@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/import/open_imported.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/summary/summary_file.h"
 
@@ -27,12 +28,14 @@ absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths
       for (const std::string& f : files) {
         if (IsSummaryFile(f)) {
           out.summaries.push_back(f);
-        } else if (absl::EndsWith(f, ".gstrace")) {
+        } else if (absl::EndsWith(f, ".gstrace") || HasImportedTraceName(f)) {
+          // PyTorch profiler JSON too, by name: the pass alone opens traces (and says which
+          // format each is by its content).
           out.traces.push_back(f);
         }
       }
       if (out.traces.size() + out.summaries.size() == before) {
-        return absl::NotFoundError(absl::StrCat(path, ": no .gstrace or summary files in it"));
+        return absl::NotFoundError(absl::StrCat(path, ": no .gstrace, PyTorch profiler or summary files in it"));
       }
     } else if (IsSummaryFile(path)) {
       out.summaries.push_back(path);

@@ -20,8 +20,9 @@ struct JobInputs {
   std::vector<std::string> summaries;  // files that start with kSummaryMagic
 };
 
-// A folder contributes its files ending in .gstrace and its summary files (by magic), not
-// recursively; a file is kept as it is (a trace or not: the reader says). Errors: a path that
+// A folder contributes its files ending in .gstrace, .json or .json.gz (PyTorch profiler traces;
+// by name, since only the pass opens traces) and its summary files (by magic), not recursively; a
+// file is kept as it is (a trace or not, and of which format: the pass says). Errors: a path that
 // does not exist, a folder with neither.
 absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths);
 

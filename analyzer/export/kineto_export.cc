@@ -33,6 +33,7 @@ const char* MemoryKind(tr::MemKind k) {
 
 class KinetoDialect final : public TraceEventDialect {
  public:
+  bool ImportedAsKineto() const override { return true; }
   // distributedInfo's members carry a space after the colon: HTA finds a file's rank with the
   // regular expression "rank":\s+(\d+) before it parses anything (hta/common/trace_file.py).
   std::string LeadingMembers(const tr::TraceHeader& h) const override {

@@ -12,6 +12,7 @@
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/classify/site_frame.h"
 #include "analyzer/export/chrome_trace_writer.h"
+#include "analyzer/export/imported_trace_export.h"
 #include "analyzer/model/schema_enums.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
@@ -197,7 +198,13 @@ class TraceEventObserver final : public TraceObserver {
  public:
   TraceEventObserver(std::ostream* out, const TraceEventDialect& dialect) : out_(out), d_(dialect) {}
 
-  void BeginTrace(size_t, const TraceImporter& importer, const TraceAnalyzer& analyzer) override {
+  void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override {
+    if (importer.imported()) {  // another format: written from its model records
+      imported_ = std::make_unique<ImportedTraceEventObserver>(
+          out_, d_.ImportedAsKineto() ? ImportedExportLayout::kKineto : ImportedExportLayout::kChrome);
+      imported_->BeginTrace(index, importer, analyzer);
+      return;
+    }
     importer_ = &importer;
     analyzer_ = &analyzer;
     const tr::TraceHeader& header = importer.reader().header();
@@ -213,13 +220,16 @@ class TraceEventObserver final : public TraceObserver {
   void OnChunk(const reader::ChunkEvents& events, const reader::InternTables& tables) override {
     records_->Chunk(events, tables);
   }
+  RecordSink* records() override { return imported_ != nullptr ? imported_->records() : nullptr; }
   void OnIdleInterval(uint32_t device, const IntervalVerdict& v) override {
+    if (imported_ != nullptr) return imported_->OnIdleInterval(device, v);
     devices_.insert(device);
     ++stats_.idle_intervals;
     stats_.idle_ns += v.length();
     idle_.push_back({device, v.start, v.length(), CauseName(v.cause), IdleArgs(v, importer_->tables(), *analyzer_)});
   }
-  void EndTrace(size_t, const TraceImporter& importer, const TraceResult&) override {
+  void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override {
+    if (imported_ != nullptr) return imported_->EndTrace(index, importer, result);
     const reader::TraceReader& reader = importer.reader();
     records_->Finish(reader.tables());
     for (const auto& [device, streams] : records_->streams()) devices_.insert(device);
@@ -243,6 +253,7 @@ class TraceEventObserver final : public TraceObserver {
 
   // After the pass: the stats, or why the file could not be written.
   absl::StatusOr<TraceEventExportStats> Result() const {
+    if (imported_ != nullptr) return imported_->Result();
     if (!closed_) return absl::InternalError("write failed");
     return stats_;
   }
@@ -264,6 +275,7 @@ class TraceEventObserver final : public TraceObserver {
   std::set<uint32_t> devices_;
   std::vector<Idle> idle_;
   bool closed_ = false;
+  std::unique_ptr<ImportedTraceEventObserver> imported_;  // a trace of another format
 };
 
 }  // namespace

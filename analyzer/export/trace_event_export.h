@@ -14,6 +14,9 @@
 // (2) give it an Export* entry point that calls ExportTraceEvents, (3) add a CLI flag in
 // cli/args.cc and a branch in cli/commands/export_command.cc, (4) a structural test beside it.
 //
+// A trace of another format (a PyTorch profiler JSON, analyzer/import/) goes the same way, on the
+// same pass, written from its model records (imported_trace_export.h).
+//
 // One pass over the file, AnalyzeTraces' own (an observer, analysis/trace_observer.h): the records
 // as written (names, NVTX, flows) go out as they are read, and the idle intervals come from the
 // analysis itself (the same gaps and verdicts as the report), held until the records are written.
@@ -88,6 +91,10 @@ class TraceEventDialect {
   // (leaf first), or "" when the call has none.
   virtual std::string CallArgs(const trace::ApiCallRecord& call, absl::string_view stack_json) const = 0;
   virtual std::string ActivityArgs(const trace::GpuActivityRecord& activity) const = 0;
+
+  // A trace of another format (analyzer/import/: model records, not records as written) is
+  // written by imported_trace_export.h, in Chrome's track layout or, when this is true, Kineto's.
+  virtual bool ImportedAsKineto() const { return false; }
 };
 
 // Errors as AnalyzeTraces' (not a trace, newer version, unreadable; one line naming the file),

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/model/imported_trace.h"
 #include "analyzer/model/process_stats_import.h"
 #include "analyzer/model/schema_enums.h"
 #include "analyzer/reader/trace_reader.h"
@@ -115,8 +116,15 @@ bool TraceImporter::Plausible(uint64_t start_ns, uint64_t end_ns) {
 
 TraceImporter::~TraceImporter() = default;
 
-absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Open(const std::string& path) {
-  return Wrap(reader::TraceReader::Open(path), path);
+absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::FromFd(int fd, const std::string& path) {
+  return Wrap(reader::TraceReader::FromFd(fd, path), path);
+}
+
+std::unique_ptr<TraceImporter> TraceImporter::FromImported(std::unique_ptr<ImportedTrace> imported) {
+  std::unique_ptr<TraceImporter> imp(new TraceImporter());
+  imp->imported_ = std::move(imported);
+  imp->info_ = imp->imported_->info();
+  return imp;
 }
 
 absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::FromBuffer(std::string bytes,
@@ -178,6 +186,12 @@ void TraceImporter::UpdateInfo() {
 }
 
 absl::Status TraceImporter::ReadAll(RecordSink* sink) {
+  if (imported_ != nullptr) {
+    absl::Status s = imported_->ReadAll(sink);
+    info_ = imported_->info();
+    if (progress_) progress_(imported_->file_bytes());
+    return s;
+  }
   reader::ChunkEvents ev;
   while (true) {
     absl::StatusOr<bool> more = reader_->Next(&ev);
@@ -228,11 +242,16 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
   return absl::OkStatus();
 }
 
-const TraceTables& TraceImporter::tables() const { return *tables_; }
+const TraceTables& TraceImporter::tables() const {
+  return imported_ != nullptr ? imported_->tables() : *tables_;
+}
 
-uint64_t TraceImporter::file_bytes() const { return reader_->stats().file_bytes; }
+uint64_t TraceImporter::file_bytes() const {
+  return imported_ != nullptr ? imported_->file_bytes() : reader_->stats().file_bytes;
+}
 
 std::string TraceImporter::DamageWarning() const {
+  if (imported_ != nullptr) return imported_->DamageWarning();
   const reader::ReadStats& rs = reader_->stats();
   std::string w;
   if (rs.truncated_bytes > 0)

@@ -7,6 +7,10 @@
 // on one host share CLOCK_MONOTONIC; each device is analysed within its own trace, so no
 // cross-trace alignment is needed for the per-device analysis.
 //
+// Other formats (analyzer/import/: PyTorch profiler JSON) are read by their importer
+// (imported_trace.h) behind the same interface: FromImported wraps one. Which one reads a file is
+// decided by its content where the file is opened, in the one pass (analysis/analyze_traces.cc).
+//
 // Thread safety: none. Lifetimes: `tables()` is valid while the TraceImporter lives.
 #ifndef GPUSTALL_ANALYZER_MODEL_IMPORTER_H_
 #define GPUSTALL_ANALYZER_MODEL_IMPORTER_H_
@@ -28,11 +32,16 @@ struct ChunkEvents;
 
 namespace gs::analyzer {
 
+class ImportedTrace;
+
 class TraceImporter {
  public:
-  // Opens the trace and reads its header. Errors (one line, naming the file): not a trace,
-  // newer version, unreadable, cut before the header.
-  static absl::StatusOr<std::unique_ptr<TraceImporter>> Open(const std::string& path);
+  // A .gstrace over `fd` (open for reading at offset 0, owned from here on: the one pass opened
+  // it, reader::TraceReader::OpenFile); reads its header. Errors (one line, naming `path`): not a
+  // trace, newer version, unreadable, cut before the header.
+  static absl::StatusOr<std::unique_ptr<TraceImporter>> FromFd(int fd, const std::string& path);
+  // A trace of another format, opened by its importer (analyzer/import/open_imported.h).
+  static std::unique_ptr<TraceImporter> FromImported(std::unique_ptr<ImportedTrace> imported);
   // The same over a trace held in memory (fuzzers, tests); `name` stands for the path in
   // messages and in info().path.
   static absl::StatusOr<std::unique_ptr<TraceImporter>> FromBuffer(std::string bytes,
@@ -58,7 +67,11 @@ class TraceImporter {
   // One line when the file was cut or damaged ("" otherwise), for the report's warnings.
   std::string DamageWarning() const;
   uint64_t file_bytes() const;
-  // The reader underneath: the header as written, the devices announced so far.
+  // True for a trace of another format (FromImported): there is no reader() and no chunks, and
+  // observers take what they need from info(), tables() and the model records.
+  bool imported() const { return imported_ != nullptr; }
+  // The reader underneath: the header as written, the devices announced so far. .gstrace only
+  // (not imported()).
   const reader::TraceReader& reader() const { return *reader_; }
 
  private:
@@ -70,6 +83,7 @@ class TraceImporter {
   // False (and counted) for a record whose times cannot be real: see importer.cc.
   bool Plausible(uint64_t start_ns, uint64_t end_ns);
 
+  std::unique_ptr<ImportedTrace> imported_;  // another format's trace (reader_ is then null)
   std::unique_ptr<reader::TraceReader> reader_;
   std::unique_ptr<ReaderTables> tables_;
   TraceInfo info_;

@@ -83,9 +83,20 @@ void TraceReader::set_open_observer(OpenObserver observer) { g_open_observer.sto
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path,
                                                                Reporter* reporter,
                                                                ReaderOptions options) {
+  absl::StatusOr<int> fd = OpenFile(path);
+  if (!fd.ok()) return fd.status();
+  return FromFd(*fd, path, reporter, options);
+}
+
+absl::StatusOr<int> TraceReader::OpenFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::ErrnoToStatus(errno, path);
   if (OpenObserver observer = g_open_observer.load(); observer != nullptr) observer(path);
+  return fd;
+}
+
+absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::FromFd(int fd, const std::string& path,
+                                                                 Reporter* reporter, ReaderOptions options) {
   std::unique_ptr<TraceReader> reader(new TraceReader(
       std::make_unique<FileSource>(fd, path), reporter, options, path));
   if (absl::Status s = reader->ReadPreludeAndHeader(); !s.ok()) return s;

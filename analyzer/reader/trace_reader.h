@@ -119,13 +119,22 @@ class TraceReader {
   static absl::StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path,
                                                            Reporter* reporter = nullptr,
                                                            ReaderOptions options = {});
+  // Open() in two steps, for a caller that looks at a file's first bytes before it knows its
+  // format (analysis/analyze_traces.cc, the one pass): OpenFile opens any trace file, whatever its
+  // format, for reading (O_RDONLY | O_CLOEXEC) and tells the open observer; FromFd reads a
+  // .gstrace over that descriptor (owned from then on, even on error; its offset still 0).
+  static absl::StatusOr<int> OpenFile(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<TraceReader>> FromFd(int fd, const std::string& path,
+                                                             Reporter* reporter = nullptr,
+                                                             ReaderOptions options = {});
   // The same over bytes in memory (tests, fuzzers). `name` appears in error messages.
   static absl::StatusOr<std::unique_ptr<TraceReader>> FromBuffer(std::string bytes,
                                                                  Reporter* reporter = nullptr,
                                                                  std::string name = "<buffer>");
   ~TraceReader();
 
-  // Called with the path each time Open() has opened a file, process-wide; nullptr (the default):
+  // Called with the path each time Open() or OpenFile() has opened a file (a .gstrace or any other
+  // trace format), process-wide; nullptr (the default):
   // nobody. The seam through which a test proves that a command reads each trace once; set it
   // before any trace is opened, not while another thread opens one.
   using OpenObserver = void (*)(const std::string& path);

@@ -257,8 +257,12 @@ Analysis AnalysisBuilder::Build() {
     a.notes.push_back("the trace has no host API calls: idle time cannot be split by what the host was doing");
   else if (!any_stacks)
     a.notes.push_back("the trace has no stacks: idle time is attributed to API calls, not to code");
-  if (!any_samples && causes[static_cast<int>(Cause::kHostWork)] > 0)
-    a.notes.push_back("host work is not split into CPU / I/O wait / lock wait / sleep: the trace has no samples");
+  TimeNs stated = 0;  // host work whose samples had a thread state (a PyTorch profiler trace has none)
+  for (int i = 1; i < kNumHostStates; ++i) stated += a.host_work_states[i];
+  if ((!any_samples || stated == 0) && causes[static_cast<int>(Cause::kHostWork)] > 0)
+    a.notes.push_back(any_samples ? "host work is not split into CPU / I/O wait / lock wait / sleep: the trace has "
+                                    "no thread states"
+                                  : "host work is not split into CPU / I/O wait / lock wait / sleep: the trace has no samples");
   TimeNs other = causes[static_cast<int>(Cause::kOther)];
   if (other > 0)
     a.notes.push_back(absl::StrCat("'other' (", FormatDuration(other), ", ", FormatPercent(total ? double(other) / total : 0),

@@ -39,14 +39,22 @@ std::vector<std::string> FrameStrings(const std::vector<FrameInfo>& frames) {
 
 void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, const TraceAnalyzer&) {
   tables_ = &importer.tables();
+  imported_ = importer.imported();
   current_ = RankSummary();
   collectives_.clear();
   collective_name_.clear();
   gaps_.clear();
   rows_.clear();
-  const tr::TraceHeader& h = importer.reader().header();
   RankSummary& s = current_;
   s.source = importer.info().path;
+  if (importer.imported()) {  // another format (analyzer/import/): identity from its TraceInfo
+    const TraceInfo& info = importer.info();
+    s.host_name = info.host;
+    s.pid = info.pid;
+    if (info.rank) s.rank = *info.rank;
+    return;
+  }
+  const tr::TraceHeader& h = importer.reader().header();
   s.host_name = h.host_name();
   s.host_id = h.host_id();
   s.boot_id = h.boot_id();
@@ -75,6 +83,15 @@ void RankSummaryObserver::OnChunk(const reader::ChunkEvents& events, const reade
     }
   }
 }
+
+// A trace of another format has no chunks: its collectives come from the model's records.
+void RankSummaryObserver::ImportedCollectives::OnActivity(const GpuActivity& a) {
+  if (a.kind == ActivityKind::kCollective ||
+      (a.kind == ActivityKind::kKernel && IsCollectiveKernelName(owner->tables_->StringValue(a.name))))
+    owner->collectives_.push_back({a.device, a.start_ns, a.end_ns});
+}
+
+RecordSink* RankSummaryObserver::records() { return imported_ ? &imported_collectives_ : nullptr; }
 
 void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& v) {
   const TraceTables& tables = *tables_;

@@ -3,7 +3,9 @@
 //
 // What it takes from the pass: the header's identity and clocks (BeginTrace), collective kernels
 // by kind or NCCL name from the records as written (OnChunk), every idle gap with its causes and
-// charged stacks (OnIdleInterval), and the devices' totals (EndTrace). Memory grows with the
+// charged stacks (OnIdleInterval), and the devices' totals (EndTrace). A trace of another format
+// (analyzer/import/) has neither header nor chunks: identity from its TraceInfo, collectives from
+// its model records (records()). Memory grows with the
 // number of idle gaps and collectives of the trace being read (kept until its steps are cut), not
 // with the number of records.
 //
@@ -45,6 +47,7 @@ class RankSummaryObserver : public TraceObserver {
 
   void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override;
   void OnChunk(const reader::ChunkEvents& events, const reader::InternTables& tables) override;
+  RecordSink* records() override;  // a trace of another format only (it has no chunks)
   void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) override;
   void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override;
 
@@ -71,6 +74,16 @@ class RankSummaryObserver : public TraceObserver {
     std::vector<Charge> charges;
   };
 
+  // An imported trace's collectives, from its model records (a .gstrace's come from OnChunk).
+  struct ImportedCollectives final : RecordSink {
+    explicit ImportedCollectives(RankSummaryObserver* o) : owner(o) {}
+    void OnApiCall(const ApiCall&) override {}
+    void OnActivity(const GpuActivity& a) override;
+    void OnSample(const Sample&) override {}
+    void OnMemoryEvent(const MemoryEvent&) override {}
+    RankSummaryObserver* owner;
+  };
+
   const bool keep_rows_;
   std::vector<RankSummary> summaries_;
   // The trace being read.
@@ -80,6 +93,8 @@ class RankSummaryObserver : public TraceObserver {
   absl::flat_hash_map<uint32_t, bool> collective_name_;  // string id -> is a collective
   std::vector<Gap> gaps_;
   std::vector<IdleIntervalRow> rows_;
+  bool imported_ = false;  // the trace is of another format (TraceImporter::imported())
+  ImportedCollectives imported_collectives_{this};
 };
 
 // One trace on a pass of its own (`gsanalyze summarize`, tests). Errors: the trace cannot be

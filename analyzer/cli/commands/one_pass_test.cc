@@ -1,6 +1,9 @@
 // Each subcommand reads each trace once: the one pass (analysis/analyze_traces.h) feeds the
-// analysis and every view registered on it. The reader's open observer counts the files opened.
+// analysis and every view registered on it. The reader's open observer counts the files opened
+// (every trace file the pass opens, whatever its format, goes through TraceReader::OpenFile).
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -99,6 +102,51 @@ TEST_F(OnePassTest, SummarizeReadsTheTraceOnce) {
   Run(&RunSummarize, {"summarize", traces_[0], "-o", summary}, {});
   ExpectEachReadOnce({traces_[0]});
   std::remove(summary.c_str());
+}
+
+// A PyTorch profiler (Kineto) JSON trace is chosen by content on the same one open, alone and
+// beside .gstrace files, by every subcommand that reads traces.
+TEST_F(OnePassTest, KinetoJsonIsReadOnceByEverySubcommand) {
+  const std::string kineto = std::string(GS_KINETO_TESTDATA) + "/a100_triton.json.gz";
+  const std::string chrome = dir_ + ".chrome.json", kineto_out = dir_ + ".kineto.json";
+  const std::string summary = dir_ + ".gssummary", page = dir_ + ".html";
+  struct Case {
+    int (*command)(const CliArgs&, std::ostream&, std::ostream&);
+    std::vector<std::string> argv, traces;
+    const char* expect;  // in the output
+  };
+  const Case cases[] = {
+      {&RunReport, {"report", "--width", "100"}, {traces_[0], kineto}, "2 traces"},
+      {&RunReport, {"report", "--json"}, {kineto}, "\"traces\""},
+      {&RunExport, {"export", "--chrome", chrome}, {kineto}, "idle intervals"},
+      {&RunExport, {"export", "--kineto", kineto_out}, {kineto}, "idle intervals"},
+      {&RunSummarize, {"summarize", "-o", summary}, {kineto}, ""},
+      {&RunHtml, {"html", "-o", page}, {kineto}, ""},
+      {&RunExportTables, {"export", "--tables", dir_ + ".tables"}, {traces_[1], kineto}, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.argv[0] + " " + c.argv[1]);
+    opened_.clear();
+    Run(c.command, c.argv, c.traces);
+    EXPECT_NE(out_.find(c.expect), std::string::npos) << out_;
+    ExpectEachReadOnce(c.traces);
+  }
+  for (const std::string& f : {chrome, kineto_out, summary, page}) std::remove(f.c_str());
+}
+
+// A job folder's PyTorch profiler traces are taken by name (*.json, *.json.gz) and read once by the
+// pass; its other files (a simulator's truth-r0.jsonl) are not opened as traces.
+TEST_F(OnePassTest, FolderTakesKinetoJsonByNameAndReadsItOnce) {
+  const std::string job = dir_ + ".job";
+  std::filesystem::create_directories(job);
+  std::filesystem::copy_file(traces_[0], job + "/rank0.gstrace", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(std::string(GS_KINETO_TESTDATA) + "/a100_triton.json.gz", job + "/rank1.json.gz",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(job + "/truth-r0.jsonl", std::ios::binary) << "{\"step\": 1}\n{\"step\": 2}\n";
+  Run(&RunReport, {"report", "--width", "100"}, {job});
+  EXPECT_NE(out_.find("2 traces"), std::string::npos) << out_;
+  ExpectEachReadOnce({job + "/rank0.gstrace", job + "/rank1.json.gz"});
+  std::filesystem::remove_all(job);
 }
 
 }  // namespace
