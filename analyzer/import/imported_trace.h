@@ -46,8 +46,12 @@ class ImportedTrace {
 // then reads it as a .gstrace). An error when one recognises it and it is bad (one line, naming
 // the file).
 absl::StatusOr<std::unique_ptr<ImportedTrace>> OpenImported(const std::string& path);
-// True when some importer recognises the file's content (folders of ranks: which files to take).
+// True when some importer recognises the file's content (what Open does with it: JSON is read as
+// a PyTorch profiler trace, and a bad one is an error that says so).
 bool IsImportedTrace(const std::string& path);
+// Stricter, for choosing the traces in a folder that may hold other files (a job's other JSON):
+// the content leaves no doubt (a JSON object naming "traceEvents" in its first MiB).
+bool IsImportedTraceBeyondDoubt(const std::string& path);
 
 }  // namespace gs::analyzer
 

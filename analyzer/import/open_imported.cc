@@ -15,4 +15,6 @@ absl::StatusOr<std::unique_ptr<ImportedTrace>> OpenImported(const std::string& p
 
 bool IsImportedTrace(const std::string& path) { return kineto::LooksLikeJson(path); }
 
+bool IsImportedTraceBeyondDoubt(const std::string& path) { return kineto::LooksLikeKinetoTrace(path); }
+
 }  // namespace gs::analyzer

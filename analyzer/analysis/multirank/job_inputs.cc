@@ -27,7 +27,7 @@ absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths
       for (const std::string& f : files) {
         if (IsSummaryFile(f)) {
           out.summaries.push_back(f);
-        } else if (absl::EndsWith(f, ".gstrace") || IsImportedTrace(f)) {  // PyTorch profiler JSON too
+        } else if (absl::EndsWith(f, ".gstrace") || IsImportedTraceBeyondDoubt(f)) {  // PyTorch profiler JSON too
           out.traces.push_back(f);
         }
       }

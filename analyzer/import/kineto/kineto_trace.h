@@ -59,6 +59,9 @@ namespace gs::analyzer::kineto {
 // True when the file's content (after gunzip, if gzip) starts with '{' or '[' — JSON, which a
 // .gstrace never does. Cheap: reads the first bytes only.
 bool LooksLikeJson(const std::string& path);
+// Stricter: a JSON object that names "traceEvents" in its first MiB (after gunzip), as every
+// Kineto trace does (folders of ranks that also hold other JSON).
+bool LooksLikeKinetoTrace(const std::string& path);
 
 // What the trace held, counted as read (tests compare these with the JSON's own sums).
 struct KinetoCounts {
