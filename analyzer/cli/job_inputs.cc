@@ -29,8 +29,8 @@ absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths
         if (IsSummaryFile(f)) {
           out.summaries.push_back(f);
         } else if (absl::EndsWith(f, ".gstrace") || HasImportedTraceName(f)) {
-          // PyTorch profiler JSON too, by name: the pass alone opens traces (and says which
-          // format each is by its content).
+          // PyTorch profiler JSON too, by name (a job's truth-r0.jsonl is not taken): the pass alone
+          // opens traces, and says which format each is by its content.
           out.traces.push_back(f);
         }
       }

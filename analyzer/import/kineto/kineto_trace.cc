@@ -503,6 +503,18 @@ bool HeadLooksLikeJson(absl::string_view head) {
   return c == '{' || c == '[';
 }
 
+bool LooksLikeKinetoTrace(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  GzFileSource src(f);
+  std::string head(1 << 20, '\0');
+  size_t n = 0, got;
+  while (n < head.size() && (got = src.Read(head.data() + n, head.size() - n)) > 0) n += got;
+  head.resize(n);
+  const size_t first = head.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+  return first != std::string::npos && head[first] == '{' && head.find("\"traceEvents\"") != std::string::npos;
+}
+
 KinetoTrace::~KinetoTrace() = default;
 
 namespace {

@@ -63,6 +63,10 @@ namespace gs::analyzer::kineto {
 // opens a trace in the one pass only).
 bool HeadLooksLikeJson(absl::string_view head);
 bool LooksLikeJson(const std::string& path);
+// Stricter: a JSON object that names "traceEvents" in its first MiB (after gunzip), as every
+// Kineto trace does. By name, for tests and tools: gsanalyze takes a folder's traces by name
+// (*.json, *.json.gz; a job's truth-r0.jsonl is not one) and opens them in the one pass only.
+bool LooksLikeKinetoTrace(const std::string& path);
 
 // What the trace held, counted as read (tests compare these with the JSON's own sums).
 struct KinetoCounts {

@@ -176,9 +176,15 @@ TEST(KinetoTraceTest, RuntimeCallsAreClassedAndJoinedToTheirWork) {
   int pageable_h2d = 0;
   for (const ApiCall& call : c.calls) {
     const std::string name = (*t)->tables().FunctionName(call.function);
-    if (name == "cudaLaunchKernel") EXPECT_EQ(call.api_class, ApiClass::kLaunch);
-    if (name == "cudaStreamSynchronize") EXPECT_EQ(call.api_class, ApiClass::kStreamSync);
-    if (name == "cudaMalloc") EXPECT_EQ(call.api_class, ApiClass::kMalloc);
+    if (name == "cudaLaunchKernel") {
+      EXPECT_EQ(call.api_class, ApiClass::kLaunch);
+    }
+    if (name == "cudaStreamSynchronize") {
+      EXPECT_EQ(call.api_class, ApiClass::kStreamSync);
+    }
+    if (name == "cudaMalloc") {
+      EXPECT_EQ(call.api_class, ApiClass::kMalloc);
+    }
     if (name == "cudaMemcpyAsync") {
       EXPECT_EQ(call.api_class, ApiClass::kMemcpy);
       EXPECT_TRUE(call.async);
@@ -379,6 +385,12 @@ TEST(KinetoTraceTest, OnlyJsonLooksLikeJson) {
   EXPECT_FALSE(LooksLikeJson(path));
   EXPECT_TRUE(LooksLikeJson(kData + "/a100_triton.json.gz"));
   EXPECT_FALSE(LooksLikeJson(kData + "/no-such-file"));
+  // In a folder, only JSON that names traceEvents is taken for a trace (a job's other JSON is not).
+  EXPECT_TRUE(LooksLikeKinetoTrace(kData + "/multirank/rank-0.json.gz"));
+  const std::string other = ::testing::TempDir() + "/truth.jsonl";
+  std::ofstream(other, std::ios::binary) << "{\"step\": 1}\n{\"step\": 2}\n";
+  EXPECT_TRUE(LooksLikeJson(other));
+  EXPECT_FALSE(LooksLikeKinetoTrace(other));
 }
 
 }  // namespace
