@@ -4,8 +4,10 @@
 
 #include <unistd.h>
 
+#include "analyzer/classify/site_frame.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
+#include "proto/testing/trace_builder.h"
 
 namespace gs::analyzer {
 namespace {
@@ -93,6 +95,84 @@ TEST(AnalyzeTracesTest, SeveralTracesListTheirDevicesApart) {
   EXPECT_GT(a->devices[1].steady_utilization, 0.95);
   unlink(p1.c_str());
   unlink(p2.c_str());
+}
+
+// `gpustall demo` from a wheel: the workload's script lives in site-packages, as does the helper
+// module whose cpu_work() it calls; the trace header's command line runs that script. Every idle
+// gap ends in the copy load_batch() submits, and the report's first stack is shown by load_batch,
+// not by the interpreter's entry through libc.
+TEST(AnalyzeTracesTest, AScriptInsideSitePackagesIsTheUsersCode) {
+  namespace tr = gpustall::trace;
+  const std::string path = TempPath("installed_script.gstrace");
+  const std::string folder = "/tmp/v/lib/python3.11/site-packages/gpustall/_native/workloads/";
+  tr::TraceHeader h;
+  h.set_pid(7);
+  h.add_command_line("/tmp/v/bin/python");
+  h.add_command_line(folder + "data_starved.py");
+  h.add_command_line("--steps");
+  h.add_command_line("8");
+  h.set_executable("/usr/bin/python3.11");
+  h.set_working_directory("/tmp/work");
+  h.mutable_capture()->set_mode(tr::CAPTURE_MODE_CUPTI);
+  h.mutable_capture()->set_native_stacks(true);
+  h.mutable_capture()->set_python_stacks(true);
+  h.add_devices()->set_name("Simulated GPU");
+  auto b = gs::trace::testing::TraceBuilder::Create(path, h);
+  ASSERT_NE(b, nullptr);
+  const uint32_t libc = b->AddModule("/usr/lib/x86_64-linux-gnu/libc.so.6", "", 0x7f0000000000, 0x200000);
+  const uint32_t python = b->AddModule("/usr/bin/python3.11", "", 0x400000, 0x400000);
+  const uint32_t rt = b->AddModule(folder + "../simgpu/lib/libcudart.so.13", "", 0x7f1000000000, 0x100000);
+  const std::vector<uint32_t> entry = {b->InternSymbolizedFrame(python, 0x1000, "_PyEval_EvalFrameDefault", "", 0),
+                                       b->InternFrame(libc, 0x2724a),
+                                       b->InternSymbolizedFrame(libc, 0x27305, "__libc_start_main", "", 0),
+                                       b->InternSymbolizedFrame(python, 0x20, "_start", "", 0)};
+  const std::vector<uint32_t> script = {b->InternPythonFrame("load_batch", folder + "data_starved.py", 27),
+                                        b->InternPythonFrame("main", folder + "data_starved.py", 52),
+                                        b->InternPythonFrame("<module>", folder + "data_starved.py", 70)};
+  std::vector<uint32_t> copy = {b->InternSymbolizedFrame(rt, 0x500, "cudaMemcpyAsync", "", 0),
+                                b->InternPythonFrame("Runtime.memcpy_async", folder + "cudart.py", 140)};
+  copy.insert(copy.end(), script.begin(), script.end());
+  copy.insert(copy.end(), entry.begin(), entry.end());
+  const uint32_t copy_stack = b->InternStack(copy);
+  const uint32_t memcpy_fn = b->InternApiFunction("cudaMemcpyAsync", tr::API_CLASS_MEMCPY);
+  b->AddThread(100, "python", true);
+  constexpr uint64_t kMs = 1'000'000;
+  uint64_t now = 5'000'000'000;
+  for (uint32_t step = 1; step <= 8; ++step) {
+    now += 20 * kMs;  // load_batch's CPU work: no CUDA call
+    gs::trace::ApiCallRecord c;
+    c.thread_id = 100;
+    c.enter_ns = now;
+    c.exit_ns = now + kMs / 10;
+    c.function = memcpy_fn;
+    c.stack = copy_stack;
+    c.correlation_id = step;
+    c.stream = 7;
+    c.bytes = 1 << 20;
+    c.copy_kind = 1;
+    c.flags = 1;
+    b->AddApiCall(c);
+    gs::trace::GpuActivityRecord a;
+    a.start_ns = now + kMs / 5;
+    a.end_ns = now + 5 * kMs;
+    a.correlation_id = step;
+    a.kind = tr::ACTIVITY_KIND_MEMCPY;
+    a.source = tr::ACTIVITY_SOURCE_CUPTI;
+    a.stream = 7;
+    a.bytes = c.bytes;
+    a.copy_kind = 1;
+    b->AddActivity(a);
+    now += 5 * kMs;
+  }
+  ASSERT_TRUE(b->Finish());
+  absl::StatusOr<Analysis> an = AnalyzeTraces({path});
+  ASSERT_TRUE(an.ok()) << an.status();
+  ASSERT_FALSE(an->top_stacks.empty());
+  const FrameInfo site = SiteFrame(an->top_stacks[0].frames);
+  EXPECT_EQ(site.function, "load_batch");
+  EXPECT_EQ(site.file, folder + "data_starved.py");
+  EXPECT_TRUE(site.main_program);
+  unlink(path.c_str());
 }
 
 }  // namespace

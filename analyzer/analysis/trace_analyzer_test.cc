@@ -234,9 +234,12 @@ TEST(SiteFrameTest, SkipsInstalledPackagesAndTheStandardLibrary) {
       Py("train_step", "/home/me/train.py", 17)};
   EXPECT_EQ(SiteFrame(stack).function, "train_step");
   EXPECT_EQ(SiteFrameIndex(stack), 5u);
-  // All library code: the first frame stands (never an empty site).
+  // All library code: the innermost Python frame says where the program was.
   const std::vector<FrameInfo> library_only(stack.begin(), stack.begin() + 5);
-  EXPECT_EQ(SiteFrame(library_only).function, "cudaStreamSynchronize");
+  EXPECT_EQ(SiteFrame(library_only).function, "synchronize");
+  // No Python frame either: the innermost named native frame.
+  const std::vector<FrameInfo> native_only(stack.begin(), stack.begin() + 3);
+  EXPECT_EQ(SiteFrame(native_only).function, "cudaStreamSynchronize");
 }
 
 TEST(SiteFrameTest, NativeProgramsKeepTheirFirstOwnFrame) {

@@ -40,15 +40,54 @@ bool IsInstalledPackageFrame(const FrameInfo& f) {
   // Python source of the standard library: .../lib/python3.N/<module>.py, and frozen modules.
   return absl::StartsWith(path, "<frozen ") || absl::StrContains(path, "/lib/python3.");
 }
+// The C and C++ runtime: glibc (libc, libm, libpthread, the loader, ...), musl, libstdc++ and
+// libgcc_s. A sample taken in memcpy or a futex wait is the user's caller's time; and a Python
+// program's stack ends in the interpreter's entry through libc ("libc.so.6+0x2724a").
+bool IsSystemRuntimeFrame(const FrameInfo& f) {
+  if (f.module.empty()) return false;
+  const size_t slash = f.module.rfind('/');
+  const absl::string_view base =
+      slash == std::string::npos ? absl::string_view(f.module) : absl::string_view(f.module).substr(slash + 1);
+  for (const char* lib : {"libc.so", "libc-", "ld-linux", "ld-musl", "libc.musl", "libpthread", "libm.so",
+                          "libm-", "libdl", "librt", "libstdc++", "libgcc_s"})
+    if (absl::StartsWith(base, lib)) return true;
+  return false;
+}
+
+// Where a process or a thread begins: no stack is the user's there, whichever module holds them
+// (_start is the executable's own).
+bool IsEntryFrame(const FrameInfo& f) {
+  for (const char* entry : {"_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
+                            "start_thread", "clone", "clone3", "__clone", "__clone3", "__clone_internal"})
+    if (f.function == entry) return true;
+  return false;
+}
+
+bool IsPythonFrame(const FrameInfo& f) { return f.module.empty() && !f.file.empty(); }
+
+// An unsymbolised native frame reads "module+0x1a2b" or "0x1a2b" (reader::InternTables::DescribeFrame).
+bool IsNamedFrame(const FrameInfo& f) {
+  return !f.function.empty() && !absl::StartsWith(f.function, "0x") && !absl::StrContains(f.function, "+0x") &&
+         !absl::StartsWith(f.function, "<frame #");
+}
+
 }  // namespace
 
 bool IsLibraryFrame(const FrameInfo& f) {
-  return IsRuntimeFrame(f) || IsLanguageGlueFrame(f) || IsInstalledPackageFrame(f);
+  if (IsEntryFrame(f)) return true;
+  if (f.main_program) return false;
+  return IsRuntimeFrame(f) || IsLanguageGlueFrame(f) || IsInstalledPackageFrame(f) || IsSystemRuntimeFrame(f);
 }
 
 size_t SiteFrameIndex(const std::vector<FrameInfo>& frames) {
   for (size_t i = 0; i < frames.size(); ++i)
     if (!IsLibraryFrame(frames[i])) return i;
+  // No frame of the user's: the innermost Python frame says where the program was; else the
+  // innermost named native frame that is not an entry frame.
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (IsPythonFrame(frames[i])) return i;
+  for (size_t i = 0; i < frames.size(); ++i)
+    if (IsNamedFrame(frames[i]) && !IsEntryFrame(frames[i])) return i;
   return 0;
 }
 

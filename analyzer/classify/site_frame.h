@@ -1,7 +1,11 @@
 // site_frame.h — which frame of a host stack names the place in the user's code: the first frame,
 // from the leaf, that is not machinery between that code and the GPU (the CUDA runtime and
-// libraries, the agent, language glue, installed packages). Reports, summaries and exports name a
-// stack or a call site by this frame.
+// libraries, the agent, language glue, installed packages, the C runtime). The program's own
+// file (FrameInfo::main_program: its script or executable) is the user's code wherever it lives.
+// A stack with no frame of the user's is shown by its innermost Python frame, else its innermost
+// named native frame, and never by the process's or a thread's entry frames (_start,
+// __libc_start_main, start_thread, clone) when anything else is there. Reports, summaries and
+// exports name a stack or a call site by this frame.
 //
 // Pure functions; no thread safety concerns.
 #ifndef GPUSTALL_ANALYZER_CLASSIFY_SITE_FRAME_H_
@@ -14,15 +18,15 @@
 
 namespace gs::analyzer {
 
-// The frame a site is shown by: the first frame (from the leaf) outside the CUDA runtime, CUPTI,
-// the driver and the agent; the leaf when all are. Empty when `frames` is.
+// The frame a site is shown by (the rules above). Empty when `frames` is.
 FrameInfo SiteFrame(const std::vector<FrameInfo>& frames);
-// Index of SiteFrame's frame in `frames` (0 when every frame is library code, or none).
+// Index of SiteFrame's frame in `frames` (0 when `frames` is empty or holds entry frames only).
 size_t SiteFrameIndex(const std::vector<FrameInfo>& frames);
 // True for frames that are the machinery between the user's code and the GPU: the CUDA runtime
 // and libraries, the agent, language glue (libffi, ctypes, the interpreter's own native frames),
 // installed packages (site-packages, dist-packages: Python files and native extension modules
-// such as libtorch_cuda.so) and Python's standard library.
+// such as libtorch_cuda.so), Python's standard library, and the C and C++ runtime (libc, the
+// loader, libstdc++, libgcc_s) with the entry frames. Never for a frame of the program itself.
 bool IsLibraryFrame(const FrameInfo& frame);
 
 }  // namespace gs::analyzer

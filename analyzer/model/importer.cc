@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/model/imported_trace.h"
+#include "analyzer/model/main_program.h"
 #include "analyzer/model/process_stats_import.h"
 #include "analyzer/model/schema_enums.h"
 #include "analyzer/reader/trace_reader.h"
@@ -16,7 +17,7 @@ namespace tr = gpustall::trace;
 // TraceTables over the reader's interned tables (resolved lazily, at report time).
 class TraceImporter::ReaderTables final : public TraceTables {
  public:
-  explicit ReaderTables(const reader::InternTables& t) : t_(t) {}
+  ReaderTables(const reader::InternTables& t, MainProgram main) : t_(t), main_(std::move(main)) {}
   std::string FunctionName(uint32_t id) const override {
     std::string_view name = t_.function_name(id);
     if (!name.empty()) return std::string(name);
@@ -40,6 +41,7 @@ class TraceImporter::ReaderTables final : public TraceTables {
         f.line = frame->line();
         if (const tr::Module* m = t_.module(frame->module_id())) f.module = m->path();
         if (f.function.empty()) f.function = t_.DescribeFrame(id);  // "module+0x..." unsymbolised
+        f.main_program = main_.Owns(f);
       } else {
         f.function = absl::StrCat("<frame #", id, ">");
       }
@@ -50,6 +52,7 @@ class TraceImporter::ReaderTables final : public TraceTables {
 
  private:
   const reader::InternTables& t_;
+  const MainProgram main_;
 };
 
 namespace {
@@ -142,8 +145,11 @@ absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Wrap(
   }
   std::unique_ptr<TraceImporter> imp(new TraceImporter());
   imp->reader_ = std::move(*reader);
-  imp->tables_ = std::make_unique<ReaderTables>(imp->reader_->tables());
   const tr::TraceHeader& h = imp->reader_->header();
+  imp->tables_ = std::make_unique<ReaderTables>(
+      imp->reader_->tables(),
+      MainProgram::FromCommandLine({h.command_line().begin(), h.command_line().end()}, h.executable(),
+                                   h.working_directory()));
   imp->info_.path = path;
   imp->info_.host = h.host_name();
   imp->info_.pid = h.pid();

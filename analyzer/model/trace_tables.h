@@ -24,8 +24,11 @@ struct FrameInfo {
   std::string file;
   uint32_t line = 0;
   std::string module;  // path of the ELF module (native frames); empty for Python frames
+  // A frame of the traced program itself (main_program.h): the user's code wherever it lives.
+  bool main_program = false;
   bool operator==(const FrameInfo& o) const {
-    return line == o.line && function == o.function && file == o.file && module == o.module;
+    return line == o.line && function == o.function && file == o.file && module == o.module &&
+           main_program == o.main_program;
   }
 };
 
@@ -58,6 +61,12 @@ struct LossCounters {
   bool Any() const;
 };
 
+// A step of the traced program as the PyTorch profiler marks it (ProfilerStep#N), on the host.
+struct ProfilerStep {
+  int64_t number = 0;         // N
+  TimeNs start_ns = 0, end_ns = 0;
+};
+
 struct TraceInfo {
   std::string path;
   std::string host;
@@ -68,6 +77,8 @@ struct TraceInfo {
   bool python_stacks = false;
   bool sampling = false;
   bool nvtx = false;          // the agent was set up to receive NVTX ranges
+  // ProfilerStep#N ranges (Kineto traces; accounting/profiler_steps.h), in file order.
+  std::vector<ProfilerStep> profiler_steps;
   std::vector<DeviceDescription> devices;
   LossCounters losses;
   // The ProcessStats records: the traced process, its input workers, the host.
