@@ -34,6 +34,7 @@ constexpr TimeNs kDayNs = 86'400'000'000'000;
 constexpr TimeNs kMaxRecordNs = 7 * kDayNs;     // no op, call or kernel lasts a week
 constexpr TimeNs kMaxTraceSpanNs = 14 * kDayNs; // as the .gstrace importer: beyond, not µs
 constexpr size_t kBufferBytes = 1 << 20;
+constexpr uint32_t kNoStream = 0xFFFFFFFF;       // CUPTI's stream id of a "Context Sync"
 
 // ---- input: a file through zlib (which reads plain files as they are), or bytes in memory ----
 
@@ -444,7 +445,13 @@ class KinetoTrace::Parser {
       }
       case Cat::kHost:
         ++t.counts_.host_ranges;
-        if (absl::StartsWith(ev_.name, "ProfilerStep#")) ++t.counts_.steps;
+        if (absl::StartsWith(ev_.name, "ProfilerStep#")) {
+          ++t.counts_.steps;
+          // The step window (accounting/profiler_steps.h) needs the number and the host range.
+          int64_t number = 0;
+          if (absl::SimpleAtoi(absl::string_view(ev_.name).substr(13), &number))
+            t.info_.profiler_steps.push_back({number, start, end});
+        }
         if (absl::EqualsIgnoreCase(ev_.cat, "python_function")) t.info_.python_stacks = true;
         if (host_pid_ == 0 && ev_.pid_num) absl::SimpleAtoi(ev_.pid, &host_pid_);
         t.ranges_.push_back({start, end, ThreadId(ev_.tid, ev_.tid_num), Frame(ev_.name)});
@@ -738,10 +745,16 @@ absl::Status KinetoTrace::ReadAll(RecordSink* sink) {
   counts_.samples = samples.size();
 
   // 3. The calls: class from the name, copy/stream/device from their device work.
+  // A synchronisation's record (cuda_sync: "Stream Sync", "Stream Wait Event", "Event Sync",
+  // "Context Sync") shares its call's correlation id and is the only record that names the stream
+  // and device of cudaStreamSynchronize / cudaStreamWaitEvent: calls take those two from it, but
+  // never the identity of launched work (bytes, copy kind), which it is not.
   absl::flat_hash_map<uint32_t, uint32_t> by_correlation;  // correlation -> activities_ index
+  absl::flat_hash_map<uint32_t, uint32_t> sync_by_correlation;
   for (size_t i = 0; i < activities_.size(); ++i) {
-    if (activities_[i].correlation != 0 && activities_[i].kind != ActivityKind::kSync)
-      by_correlation.try_emplace(activities_[i].correlation, static_cast<uint32_t>(i));
+    if (activities_[i].correlation == 0) continue;
+    (activities_[i].kind == ActivityKind::kSync ? sync_by_correlation : by_correlation)
+        .try_emplace(activities_[i].correlation, static_cast<uint32_t>(i));
   }
   uint32_t default_device = activities_.front().device;
   absl::flat_hash_map<uint32_t, ApiNameClass> classes;
@@ -769,6 +782,10 @@ absl::Status KinetoTrace::ReadAll(RecordSink* sink) {
           a.src_kind = g.src_kind;
           a.dst_kind = g.dst_kind;
         }
+      } else if (auto y = sync_by_correlation.find(c.correlation); y != sync_by_correlation.end()) {
+        const GpuActivity& g = activities_[y->second];
+        a.device = g.device;
+        if (g.stream != kNoStream) a.stream = g.stream;  // a context sync has none
       }
     }
     return a;

@@ -224,6 +224,42 @@ TEST(KinetoTraceTest, RuntimeCallsAreClassedAndJoinedToTheirWork) {
   EXPECT_TRUE(driver_launch);
 }
 
+// cudaStreamWaitEvent and cudaStreamSynchronize launch nothing: their stream and device are on
+// the cuda_sync record with the same correlation id, and the gap classifier's stream-wait
+// evidence (rule 1) needs them.
+TEST(KinetoTraceTest, SynchronisationsKeepTheirStreamAndDevice) {
+  const std::string path = kData + "/a100_alexnet.pt.trace.json.gz";
+  // What the JSON says: each sync call's stream and device, from its cuda_sync record.
+  rapidjson::Document d;
+  d.Parse(Gunzip(path).c_str());
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> sync_of;  // correlation -> (stream, device)
+  for (const auto& e : d["traceEvents"].GetArray()) {
+    if (e.HasMember("cat") && e["cat"] == "cuda_sync")
+      sync_of[e["args"]["correlation"].GetUint64()] = {e["args"]["stream"].GetUint64(),
+                                                        e["args"]["device"].GetUint64()};
+  }
+  auto t = KinetoTrace::Open(path);
+  ASSERT_TRUE(t.ok()) << t.status();
+  Collect c;
+  ASSERT_TRUE((*t)->ReadAll(&c).ok());
+  std::map<uint64_t, int> wait_streams, sync_streams;
+  for (const ApiCall& call : c.calls) {
+    const std::string name = (*t)->tables().FunctionName(call.function);
+    if (name != "cudaStreamWaitEvent" && name != "cudaStreamSynchronize") continue;
+    if (!sync_of.count(call.correlation)) continue;  // 14 later waits have no record: unknown
+    EXPECT_EQ(call.stream, sync_of[call.correlation].first) << name;
+    EXPECT_EQ(call.device, sync_of[call.correlation].second) << name;
+    EXPECT_EQ(call.bytes, 0u);
+    ++(name == "cudaStreamWaitEvent" ? wait_streams : sync_streams)[call.stream];
+  }
+  EXPECT_EQ(wait_streams, (std::map<uint64_t, int>{{7, 16}, {20, 4}}));
+  EXPECT_EQ(sync_streams, (std::map<uint64_t, int>{{7, 16}}));
+  // The classifier sees the waits: work queued before the device went idle on stream 7, after a
+  // cudaStreamWaitEvent on it.
+  Analysed a = Analyse(path);
+  EXPECT_GT(a.result.intervals.with_stream_wait, 0u);
+}
+
 // The stack of a call is the nesting of ops open on its thread when it started, leaf first, with
 // ProfilerStep#N at the root.
 TEST(KinetoTraceTest, CallStacksAreTheOpNesting) {
