@@ -33,6 +33,10 @@ namespace {
 constexpr TimeNs kDayNs = 86'400'000'000'000;
 constexpr TimeNs kMaxRecordNs = 7 * kDayNs;     // no op, call or kernel lasts a week
 constexpr TimeNs kMaxTraceSpanNs = 14 * kDayNs; // as the .gstrace importer: beyond, not µs
+// Timestamps are kept within ±2^62 ns (146 years either side of the clock's zero: epoch
+// microseconds until 2116): sums and differences of two of them, or of one and a duration, then
+// cannot overflow a TimeNs. Beyond, they are not a real trace's microseconds.
+constexpr TimeNs kMaxAbsTimeNs = TimeNs{1} << 62;
 constexpr size_t kBufferBytes = 1 << 20;
 constexpr uint32_t kNoStream = 0xFFFFFFFF;       // CUPTI's stream id of a "Context Sync"
 
@@ -147,14 +151,14 @@ class JsonStream {
 // Microseconds as Kineto writes them ("1623142623460111", "4203669604595.407", "68.0") to
 // nanoseconds, exactly: a double loses the nanoseconds of absolute epoch microseconds.
 bool MicrosToNs(absl::string_view s, TimeNs* out) {
-  // The most microseconds whose nanoseconds fit a TimeNs: 9.2e15 us, 292 years.
-  constexpr int64_t kMaxWholeMicros = (std::numeric_limits<TimeNs>::max() - 999) / 1000;
+  // The most microseconds whose nanoseconds are within kMaxAbsTimeNs: 4.6e15 us, 146 years.
+  constexpr int64_t kMaxWholeMicros = (kMaxAbsTimeNs - 999) / 1000;
   bool neg = false;
   size_t i = 0;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
   if (i >= s.size() || s.find_first_of("eE") != absl::string_view::npos) {
     double d = std::strtod(std::string(s).c_str(), nullptr);
-    if (!std::isfinite(d) || std::fabs(d) > 9.2e15) return false;
+    if (!std::isfinite(d) || std::fabs(d) > static_cast<double>(kMaxWholeMicros)) return false;
     *out = static_cast<TimeNs>(std::llround(d * 1000.0));
     return true;
   }
@@ -297,7 +301,7 @@ class KinetoTrace::Parser {
     char ph = 0;
     std::string cat, name, pid, tid, arg_name;
     bool pid_num = false, tid_num = false;
-    bool has_ts = false, has_dur = false, bad_ts = false;
+    bool has_ts = false, has_dur = false, bad_ts = false, bad_dur = false;
     TimeNs ts = 0, dur = 0;
     int64_t correlation = -1, device = -1, stream = -1;
     uint64_t bytes = 0;
@@ -313,7 +317,9 @@ class KinetoTrace::Parser {
     const std::string& k = CurKey();
     switch (Top()) {
       case Ctx::kRoot:
-        if (k == "baseTimeNanoseconds" && number) absl::SimpleAtoi(v, &base_time_ns_);
+        if (k == "baseTimeNanoseconds" && number && absl::SimpleAtoi(v, &base_time_ns_) &&
+            (base_time_ns_ < 0 || base_time_ns_ > kMaxAbsTimeNs))
+          base_time_ns_ = 0;  // not a wall-clock time: ts are taken as they are
         else if (k == "schemaVersion") saw_root_ = true;
         break;
       case Ctx::kEvent:
@@ -323,7 +329,7 @@ class KinetoTrace::Parser {
         else if (k == "pid") ev_.pid.assign(v.data(), v.size()), ev_.pid_num = number;
         else if (k == "tid") ev_.tid.assign(v.data(), v.size()), ev_.tid_num = number;
         else if (k == "ts" && number) ev_.has_ts = MicrosToNs(v, &ev_.ts), ev_.bad_ts = !ev_.has_ts;
-        else if (k == "dur" && number) ev_.has_dur = MicrosToNs(v, &ev_.dur);
+        else if (k == "dur" && number) ev_.has_dur = MicrosToNs(v, &ev_.dur), ev_.bad_dur = !ev_.has_dur;
         break;
       case Ctx::kArgs:
         if (k == "correlation" && number) absl::SimpleAtoi(v, &ev_.correlation);
@@ -386,6 +392,26 @@ class KinetoTrace::Parser {
     return id;
   }
 
+  // The model's correlation ids are 32 bits; Kineto's are 64 (CUPTI's, or the profiler's own).
+  // While every id fits, it is kept as written; from the first that does not, all ids (those
+  // stored so far included) are numbered 1, 2, ... in order of appearance, so that ids that
+  // differ only above bit 31 stay apart and a call still finds its own work.
+  uint32_t Correlation(int64_t id) {
+    if (id <= 0) return 0;
+    if (dense_.empty() && id <= int64_t{std::numeric_limits<uint32_t>::max()})
+      return static_cast<uint32_t>(id);
+    if (dense_.empty()) {
+      for (GpuActivity& a : t_->activities_) a.correlation = Dense(a.correlation);
+      for (Call& c : t_->calls_) c.correlation = Dense(c.correlation);
+    }
+    return Dense(id);
+  }
+  uint32_t Dense(int64_t id) {
+    if (id == 0) return 0;
+    const uint32_t next = static_cast<uint32_t>(dense_.size() + 1);
+    return dense_.try_emplace(id, next).first->second;
+  }
+
   void Commit() {
     KinetoTrace& t = *t_;
     ++t.counts_.events;
@@ -399,7 +425,7 @@ class KinetoTrace::Parser {
     const Cat cat = Classify(ev_.cat, &t.counts_.legacy_dialect);
     if (cat == Cat::kIgnore) return;
     const TimeNs dur = ev_.has_dur ? ev_.dur : 0;
-    if (dur < 0 || dur > kMaxRecordNs) {
+    if (ev_.bad_dur || dur < 0 || dur > kMaxRecordNs) {
       ++t.counts_.dropped;
       return;
     }
@@ -413,7 +439,7 @@ class KinetoTrace::Parser {
         a.start_ns = start;
         a.end_ns = end;
         a.bytes = ev_.bytes;
-        a.correlation = ev_.correlation > 0 ? static_cast<uint32_t>(ev_.correlation) : 0;
+        a.correlation = Correlation(ev_.correlation);
         int64_t device = ev_.device;
         if (device < 0 && ev_.pid_num) absl::SimpleAtoi(ev_.pid, &device);
         a.device = device >= 0 ? static_cast<uint32_t>(device) : 0;
@@ -440,7 +466,7 @@ class KinetoTrace::Parser {
         ++t.counts_.runtime_calls;
         if (host_pid_ == 0 && ev_.pid_num) absl::SimpleAtoi(ev_.pid, &host_pid_);
         t.calls_.push_back({start, end, ThreadId(ev_.tid, ev_.tid_num), Function(ev_.name),
-                            ev_.correlation > 0 ? static_cast<uint32_t>(ev_.correlation) : 0});
+                            Correlation(ev_.correlation)});
         break;
       }
       case Cat::kHost:
@@ -473,6 +499,7 @@ class KinetoTrace::Parser {
   DeviceDescription dev_;
   bool saw_events_ = false, saw_root_ = false;
   absl::flat_hash_map<std::string, uint32_t> strings_, functions_, frames_;
+  absl::flat_hash_map<int64_t, uint32_t> dense_;  // correlation id -> model id, once renumbering
 };
 
 // ---- opening ----
@@ -615,18 +642,45 @@ absl::Status KinetoTrace::Finish() {
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ": a Chrome trace without GPU events (no kernel, memcpy or memset): nothing to analyse"));
   }
-  TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = std::numeric_limits<TimeNs>::min();
-  for (const GpuActivity& a : activities_) lo = std::min(lo, a.start_ns), hi = std::max(hi, a.end_ns);
-  for (const Call& c : calls_) lo = std::min(lo, c.start), hi = std::max(hi, c.end);
-  if (hi - lo > kMaxTraceSpanNs) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: the events span %.0f days: its timestamps are not microseconds (a Chrome trace's unit)", path_,
-        static_cast<double>(hi - lo) / kDayNs));
-  }
   auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
   std::stable_sort(calls_.begin(), calls_.end(), by_start);
   std::stable_sort(activities_.begin(), activities_.end(),
                    [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; });
+  // One stray event (a damaged or hand-edited file, a timestamp in other units) must not reject
+  // the trace nor size the analysis' time bins: as the .gstrace importer does
+  // (model/importer.cc), events more than 14 days from the trace are dropped and counted. The
+  // trace is where its GPU work is densest: the 14 days from an activity's start that hold the
+  // most activities, with a day of slack before (its calls and ops precede the work a little).
+  size_t first = 0, most = 0;
+  for (size_t i = 0, j = 0; i < activities_.size(); ++i) {
+    while (j < activities_.size() && activities_[j].start_ns - activities_[i].start_ns <= kMaxTraceSpanNs) ++j;
+    if (j - i > most) most = j - i, first = i;
+  }
+  const TimeNs keep_lo = activities_[first].start_ns - kDayNs;
+  const TimeNs keep_hi = activities_[first].start_ns + kMaxTraceSpanNs;
+  auto outside = [keep_lo, keep_hi](TimeNs t) { return t < keep_lo || t > keep_hi; };
+  const size_t before = activities_.size() + calls_.size() + ranges_.size();
+  activities_.erase(std::remove_if(activities_.begin(), activities_.end(),
+                                   [&](const GpuActivity& a) { return outside(a.start_ns); }),
+                    activities_.end());
+  calls_.erase(std::remove_if(calls_.begin(), calls_.end(), [&](const Call& c) { return outside(c.start); }),
+               calls_.end());
+  ranges_.erase(std::remove_if(ranges_.begin(), ranges_.end(), [&](const HostRange& r) { return outside(r.start); }),
+                ranges_.end());
+  info_.profiler_steps.erase(
+      std::remove_if(info_.profiler_steps.begin(), info_.profiler_steps.end(),
+                     [&](const ProfilerStep& p) { return outside(p.start_ns); }),
+      info_.profiler_steps.end());
+  counts_.dropped += before - (activities_.size() + calls_.size() + ranges_.size());
+  if (const uint64_t dropped = counts_.dropped + counts_.bad_times; dropped > 0) {
+    info_.losses.other_dropped += dropped;
+    absl::StrAppend(&damage_, damage_.empty() ? absl::StrCat(path_, ": ") : "; ", dropped,
+                    dropped == 1 ? " event" : " events",
+                    " dropped: times that cannot be real (more than 14 days from the trace's GPU work, lasting "
+                    "over 7 days or less than none, or too large for microseconds); analysed the rest");
+  }
+  TimeNs lo = activities_.front().start_ns;
+  if (!calls_.empty()) lo = std::min(lo, calls_.front().start);
   // Outer ranges first at equal starts: nesting is by (thread, start, longest first).
   std::sort(ranges_.begin(), ranges_.end(), [](const HostRange& a, const HostRange& b) {
     if (a.tid != b.tid) return a.tid < b.tid;
@@ -641,8 +695,8 @@ absl::Status KinetoTrace::Finish() {
                                     counts_.steps ? absl::StrCat(", ", counts_.steps, " profiler steps") : "", ")");
   if (info_.rank && world_size_ > 0) absl::StrAppend(&info_.capture_mode, ", rank ", *info_.rank, " of ", world_size_);
   constexpr TimeNs kYear2001Ns = 978'307'200'000'000'000;
-  const TimeNs start_ns = base_time_ns_ > 0 ? base_time_ns_ + lo : lo;
-  if (start_ns >= kYear2001Ns) {
+  TimeNs start_ns = 0;
+  if (!__builtin_add_overflow(base_time_ns_, lo, &start_ns) && start_ns >= kYear2001Ns) {
     const time_t secs = static_cast<time_t>(start_ns / 1'000'000'000);
     struct tm tm {};
     char when[32];

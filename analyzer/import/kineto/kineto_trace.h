@@ -37,8 +37,11 @@
 // ReadAll only sorts and delivers.
 //
 // Damage: a file cut (or garbled) after GPU work was read is analysed as far as it was read and
-// DamageWarning() says how much; a file that is not JSON, not a Chrome trace, has no GPU work or
-// has timestamps that cannot be microseconds is an error from Open.
+// DamageWarning() says how much. Events whose times cannot be real (more than 14 days from the
+// densest GPU work, as the .gstrace importer bounds records, lasting over 7 days, or beyond ±146
+// years) are dropped and counted: DamageWarning() says how many, info().losses.other_dropped
+// counts them. A file that is not JSON, not a Chrome trace, or has no GPU work with usable
+// timestamps is an error from Open.
 //
 // Thread safety: none.
 #ifndef GPUSTALL_ANALYZER_IMPORT_KINETO_KINETO_TRACE_H_
@@ -76,8 +79,9 @@ struct KinetoCounts {
   uint64_t host_ranges = 0;       // cpu_op, user_annotation, python_function (Operator)
   uint64_t steps = 0;             // ProfilerStep#N ranges
   uint64_t samples = 0;           // nesting samples delivered by ReadAll
-  uint64_t dropped = 0;           // events whose times cannot be real (negative or > 7 days)
-  uint64_t bad_times = 0;         // events whose ts is not a number of microseconds that fits
+  uint64_t dropped = 0;           // events whose times cannot be real: lasting less than none
+                                  // or over 7 days, or more than 14 days from the GPU work
+  uint64_t bad_times = 0;         // events whose ts is not microseconds within ±146 years
   bool legacy_dialect = false;    // PyTorch 1.8-1.10 categories seen
 };
 
@@ -109,7 +113,7 @@ class KinetoTrace final : public ImportedTrace {
     TimeNs start, end;
     uint64_t tid;
     uint32_t function;            // InMemoryTables function id
-    uint32_t correlation;
+    uint32_t correlation;         // the JSON's, or renumbered where ids exceed 32 bits (the .cc)
   };
 
  private:

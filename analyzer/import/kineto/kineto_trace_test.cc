@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
@@ -356,14 +358,85 @@ TEST(KinetoTraceTest, TimestampsInNanosecondsAreAnError) {
       "ns.json");
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("not microseconds"), std::string::npos) << t.status();
-  // Microseconds that span years (one event in ns, one in µs).
-  t = KinetoTrace::FromBuffer(
-      "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1,\"dur\":1,"
-      "\"args\":{\"device\":0}},{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
-      "\"ts\":1695835572943613,\"dur\":1,\"args\":{\"device\":0}}]}",
-      "span.json");
-  ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.status().message().find("not microseconds"), std::string::npos) << t.status();
+}
+
+// A launch and its kernel, as Kineto writes them, at `ts` microseconds (a JSON number's text).
+std::string LaunchAndKernel(const std::string& ts, const std::string& correlation, int stream) {
+  return absl::StrCat(
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": )", ts,
+      R"(, "dur": 2, "args": {"correlation": )", correlation, R"(}},
+       {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )", ts, R"(, "dur": 5,
+        "args": {"correlation": )", correlation, R"(, "device": 0, "stream": )", stream, "}}");
+}
+
+std::string TraceOf(const std::vector<std::string>& events, const std::string& root = "") {
+  return absl::StrCat(R"({"schemaVersion": 1, )", root, R"("traceEvents": [)", absl::StrJoin(events, ",\n"), "]}");
+}
+
+// One event far from the rest (53 years later: a damaged file, or ns among µs) is dropped and
+// counted, as a .gstrace drops such a record; the rest is analysed.
+TEST(KinetoTraceTest, AStrayEventIsDroppedAndCounted) {
+  auto t = KinetoTrace::FromBuffer(TraceOf({LaunchAndKernel("1000", "1", 7), LaunchAndKernel("2000", "2", 7),
+                                            LaunchAndKernel("3000", "3", 7),
+                                            R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+                                                "ts": 1695835572943613, "dur": 1, "args": {"device": 0}})"}),
+                                   "stray.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)->counts().dropped, 1u);
+  EXPECT_EQ((*t)->info().losses.other_dropped, 1u);
+  EXPECT_NE((*t)->DamageWarning().find("stray.json: 1 event dropped"), std::string::npos) << (*t)->DamageWarning();
+  static const AnalysisOptions options;
+  TraceAnalyzer analyzer(options, (*t)->tables());
+  ASSERT_TRUE((*t)->ReadAll(&analyzer).ok());
+  TraceResult r = analyzer.Finish((*t)->info());
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].kernels, 3u);
+  EXPECT_EQ(r.devices[0].wall_ns, 2'005'000);  // 1000 µs to 3005 µs: the stray kernel is not in it
+}
+
+// Timestamps at the edges of int64 nanoseconds (and a baseTimeNanoseconds at INT64_MAX) neither
+// overflow nor reject the trace: beyond ±146 years they are not microseconds and are dropped.
+TEST(KinetoTraceTest, TimestampsAtTheEdgesOfInt64AreDroppedWithoutOverflow) {
+  auto t = KinetoTrace::FromBuffer(
+      TraceOf({LaunchAndKernel("1000", "1", 7), LaunchAndKernel("2000", "2", 7),
+               LaunchAndKernel("9223372036854774.807", "3", 7),   // INT64_MAX ns, less 1 µs
+               LaunchAndKernel("-9223372036854774.807", "4", 7),  // its negative
+               LaunchAndKernel("4611686018427386.9", "5", 7),     // within ±2^62 ns: kept, then far
+               R"({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 900,
+                   "dur": 9223372036854774})"},                   // lasts 292 years
+              R"("baseTimeNanoseconds": 9223372036854775807, )"),
+      "edges.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)->counts().bad_times, 4u);  // two launches, two kernels
+  EXPECT_EQ((*t)->counts().dropped, 3u);    // the 292-year op; the far launch and kernel
+  EXPECT_NE((*t)->DamageWarning().find("edges.json: 7 events dropped"), std::string::npos) << (*t)->DamageWarning();
+  Collect c;
+  ASSERT_TRUE((*t)->ReadAll(&c).ok());
+  ASSERT_EQ(c.activities.size(), 2u);
+  EXPECT_EQ(c.activities[1].end_ns, 2'005'000);
+  ASSERT_EQ(c.calls.size(), 2u);
+}
+
+// Correlation ids are 64 bits in Kineto: ids that differ only above bit 31 are different calls.
+TEST(KinetoTraceTest, CorrelationIdsKeepAll64Bits) {
+  auto t = KinetoTrace::FromBuffer(TraceOf({LaunchAndKernel("1000", "1", 3),
+                                            LaunchAndKernel("2000", "4294967297", 5),  // 2^32 + 1
+                                            LaunchAndKernel("3000", "9223372036854775807", 9)}),
+                                   "wide.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  Collect c;
+  ASSERT_TRUE((*t)->ReadAll(&c).ok());
+  ASSERT_EQ(c.calls.size(), 3u);
+  ASSERT_EQ(c.activities.size(), 3u);
+  std::set<uint32_t> ids;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(c.calls[i].correlation, c.activities[i].correlation) << i;
+    ids.insert(c.calls[i].correlation);
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(c.calls[0].stream, 3u);
+  EXPECT_EQ(c.calls[1].stream, 5u);  // its own kernel's, not id 1's
+  EXPECT_EQ(c.calls[2].stream, 9u);
 }
 
 TEST(KinetoTraceTest, CutJsonIsAnalysedAsFarAsItWasRead) {
