@@ -67,11 +67,22 @@ struct ProfilerStep {
   TimeNs start_ns = 0, end_ns = 0;
 };
 
+// How an imported trace's times relate to wall-clock time (a .gstrace's header has its own
+// clock snapshot instead). What multi-rank analysis aligns ranks by (ranks/multi_rank.h).
+enum class WallClock : uint8_t {
+  kUnknown = 0,    // times on a clock of their own
+  kBaseTime = 1,   // times count from wall_ns_at_zero (Kineto's baseTimeNanoseconds)
+  kEpoch = 2,      // times are nanoseconds since the epoch already (Kineto without a base time)
+};
+
 struct TraceInfo {
   std::string path;
   std::string host;
   int64_t pid = 0;
   std::optional<int32_t> rank;
+  std::optional<int32_t> world_size;  // ranks in the job, where the trace says
+  WallClock wall_clock = WallClock::kUnknown;  // imported traces
+  int64_t wall_ns_at_zero = 0;        // kBaseTime: the wall time of the trace's time 0
   std::string capture_mode;   // e.g. "cupti", "interposition: ..."
   bool native_stacks = false;
   bool python_stacks = false;

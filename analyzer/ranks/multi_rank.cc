@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "analyzer/units/units.h"
 
 namespace gs::analyzer {
@@ -67,21 +68,50 @@ ClockAlignment AlignClocks(const std::vector<const RankSummary*>& ranks,
   auto realtime_offset = [](const RankSummary& r) {
     return static_cast<TimeNs>(r.clock_realtime_ns) - static_cast<TimeNs>(r.clock_monotonic_ns);
   };
+  // Every kind of clock but kNone is a (trace time, wall time) pair, so one formula maps any rank
+  // onto the reference: a Kineto trace's baseTimeNanoseconds is the wall time at its time 0, and
+  // epoch timestamps are wall time at 0 + 0.
   bool crossed = false;
+  size_t of_kind[4] = {};
   for (size_t i = 0; i < ranks.size(); ++i) {
     const RankSummary& r = *ranks[i];
-    if (!r.boot_id.empty() && r.boot_id == ref.boot_id) {
-      (*rows)[i].clock_offset_ns = 0;  // one boot: CLOCK_MONOTONIC is shared
-      continue;
-    }
+    ++of_kind[std::min<size_t>(static_cast<size_t>(r.clock), 3)];
+    (*rows)[i].clock_offset_ns = 0;
+    if (r.clock == RankClock::kHeader && ref.clock == RankClock::kHeader && !r.boot_id.empty() &&
+        r.boot_id == ref.boot_id)
+      continue;  // one boot: CLOCK_MONOTONIC is shared
+    // kNone: times as written, nothing to align them by; i == 0: the reference itself.
+    if (r.clock == RankClock::kNone || ref.clock == RankClock::kNone || i == 0) continue;
     crossed = true;
     (*rows)[i].clock_offset_ns = realtime_offset(r) - realtime_offset(ref);
     a.residual_error_ns = std::max<TimeNs>(
         a.residual_error_ns, static_cast<TimeNs>(r.clock_uncertainty_ns + ref.clock_uncertainty_ns));
   }
   a.realtime_unmeasured = crossed;
-  a.method = crossed ? "CLOCK_REALTIME pairs of the headers (NTP agreement unmeasured)"
-                     : "one boot, shared CLOCK_MONOTONIC";
+  const size_t n = ranks.size();
+  if (of_kind[static_cast<size_t>(RankClock::kHeader)] == n) {
+    a.method = crossed ? "CLOCK_REALTIME pairs of the headers (NTP agreement unmeasured)"
+                       : "one boot, shared CLOCK_MONOTONIC";
+  } else if (ref.clock == RankClock::kNone) {
+    a.method = "not aligned: the first rank's times have no wall clock (no baseTimeNanoseconds, no epoch timestamps)";
+  } else {
+    // Say which alignment each rank had: "each rank's X", or "X (k of n ranks)".
+    auto by = [n](size_t k, const char* what) {
+      return k == n ? absl::StrCat("each rank's ", what) : absl::StrCat(what, " (", k, " of ", n, " ranks)");
+    };
+    std::vector<std::string> aligned;
+    if (size_t k = of_kind[static_cast<size_t>(RankClock::kBaseTime)]) aligned.push_back(by(k, "baseTimeNanoseconds"));
+    if (size_t k = of_kind[static_cast<size_t>(RankClock::kEpoch)])
+      aligned.push_back(by(k, "epoch timestamps as written, no baseTimeNanoseconds"));
+    if (size_t k = of_kind[static_cast<size_t>(RankClock::kHeader)])
+      aligned.push_back(by(k, "CLOCK_REALTIME pair of the header"));
+    const size_t none = of_kind[static_cast<size_t>(RankClock::kNone)];
+    a.method = absl::StrCat("wall clocks aligned by ", absl::StrJoin(aligned, ", "),
+                              crossed ? " (NTP agreement unmeasured)" : "");
+    if (none > 0)
+      absl::StrAppend(&a.method, a.method.empty() ? "" : "; ", "not aligned: ",
+                      by(none, "times as written (no baseTimeNanoseconds, no epoch timestamps)"));
+  }
   // How far apart the aligned ends of each step's collective are (0 when they line up).
   size_t steps = SIZE_MAX;
   for (const RankSummary* r : ranks) steps = std::min(steps, r->steps.size());
@@ -134,6 +164,11 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
     row.steps = r->steps.size();
     row.collective_ns = r->collective_ns;
     out.rows.push_back(std::move(row));
+    if (r->world_size && (!out.world_size || *r->world_size > *out.world_size)) out.world_size = r->world_size;
+  }
+  if (out.world_size) {
+    out.notes.push_back(absl::StrCat("world size ", *out.world_size, " (as the traces say): ", ranks.size(), " of its ",
+                                     ranks.size() == 1 ? "ranks is" : "ranks are", " here"));
   }
   out.clocks = AlignClocks(ranks, &out.rows);
 

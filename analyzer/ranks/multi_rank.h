@@ -15,7 +15,9 @@
 //
 // Clocks. Each rank's times are on its own CLOCK_MONOTONIC. Ranks with the same boot id share
 // that clock (offset 0, error 0). Other ranks are mapped through their header's
-// (monotonic, realtime) pair onto the reference rank's clock: the error is the two snapshots'
+// (monotonic, realtime) pair onto the reference rank's clock (a PyTorch profiler trace's pair is
+// its baseTimeNanoseconds at time 0, or (0, 0) where its times are epoch time; one with neither is
+// not aligned, and the method says so): the error is the two snapshots'
 // uncertainty plus the hosts' realtime disagreement (NTP), which no trace measures; the
 // collective end times (equal on every rank in a real all-reduce, up to the completion's fan-out)
 // bound it from the data, reported as collective_end_spread_ns.
@@ -66,7 +68,9 @@ struct StragglerVerdict {
 };
 
 struct ClockAlignment {
-  std::string method;             // "one boot, shared CLOCK_MONOTONIC" or "CLOCK_REALTIME pairs ..."
+  // "one boot, shared CLOCK_MONOTONIC", "CLOCK_REALTIME pairs ...", for Kineto traces "wall clocks
+  // aligned by each rank's baseTimeNanoseconds ..." or "not aligned: ..." (RankClock)
+  std::string method;
   uint64_t boots = 0;             // distinct boot ids
   uint64_t hosts = 0;             // distinct host ids (names when ids are missing)
   TimeNs residual_error_ns = 0;   // bound from the snapshots (0 within one boot)
@@ -77,6 +81,7 @@ struct ClockAlignment {
 struct RanksSection {
   bool present = false;           // more than one rank, or a rank number in a trace
   std::vector<RankRow> rows;      // by rank, then source order
+  std::optional<int32_t> world_size;  // the job's ranks, where a trace says (the largest said)
   uint64_t steps_compared = 0;    // min steps over ranks with collectives
   TimeNs total_delay_ns = 0;      // sum of delay(k)
   ClockAlignment clocks;

@@ -100,6 +100,47 @@ TEST(MultiRankTest, ClocksOfOtherBootsAreAlignedByRealtimePairs) {
   EXPECT_EQ(r.straggler.rank, 1);
 }
 
+// PyTorch profiler traces have no header snapshot: ranks with baseTimeNanoseconds are aligned by
+// it (the wall time of their time 0), and the report says so; epoch timestamps need no offset;
+// ranks with neither are not aligned, and the method says that too.
+TEST(MultiRankTest, KinetoRanksAreAlignedByBaseTimeNanoseconds) {
+  std::vector<RankSummary> job = Job(2, 3, 1, 10);
+  for (RankSummary& s : job) {
+    s.boot_id.clear();
+    s.world_size = 8;
+    s.clock = RankClock::kBaseTime;
+  }
+  job[0].clock_realtime_ns = 1'700'000'000'000'000'000;
+  job[1].clock_realtime_ns = 1'700'000'000'000'004'000;  // its time 0 is 4 µs later
+  for (RankStep& s : job[1].steps) {
+    s.collective_start_ns -= 4000;
+    s.collective_end_ns -= 4000;
+  }
+  RanksSection r = AnalyzeRanks(job);
+  EXPECT_EQ(r.rows[0].clock_offset_ns, 0);
+  EXPECT_EQ(r.rows[1].clock_offset_ns, 4000);
+  EXPECT_EQ(r.clocks.collective_end_spread_ns, 0);
+  EXPECT_EQ(r.clocks.method, "wall clocks aligned by each rank's baseTimeNanoseconds (NTP agreement unmeasured)");
+  EXPECT_EQ(r.clocks.method.find("CLOCK_REALTIME"), std::string::npos);
+  EXPECT_EQ(r.world_size, 8);
+  EXPECT_NE(std::find(r.notes.begin(), r.notes.end(), "world size 8 (as the traces say): 2 of its ranks are here"),
+            r.notes.end());
+
+  job[1].clock = RankClock::kEpoch;  // times are wall time already
+  job[1].clock_realtime_ns = 0;
+  r = AnalyzeRanks(job);
+  EXPECT_EQ(r.rows[1].clock_offset_ns, -1'700'000'000'000'000'000);
+  EXPECT_NE(r.clocks.method.find("epoch timestamps as written, no baseTimeNanoseconds (1 of 2 ranks)"),
+            std::string::npos)
+      << r.clocks.method;
+
+  job[1].clock = RankClock::kNone;
+  r = AnalyzeRanks(job);
+  EXPECT_EQ(r.rows[1].clock_offset_ns, 0);
+  EXPECT_NE(r.clocks.method.find("not aligned: times as written"), std::string::npos) << r.clocks.method;
+  EXPECT_FALSE(r.clocks.realtime_unmeasured);
+}
+
 TEST(MultiRankTest, OneTraceWithoutRankIsNotAJob) {
   std::vector<RankSummary> one(1);
   EXPECT_FALSE(AnalyzeRanks(one).present);
@@ -134,6 +175,9 @@ TEST(SummaryFileTest, EncodeDecodeRoundTripsEveryField) {
   EXPECT_EQ(d->world_size, s.world_size);
   EXPECT_EQ(d->trace_id, s.trace_id);
   EXPECT_EQ(d->clock_realtime_ns, 22u);
+  EXPECT_EQ(d->clock, RankClock::kHeader);
+  s.clock = RankClock::kBaseTime;
+  EXPECT_EQ(DecodeRankSummary(EncodeRankSummary(s), "mem")->clock, RankClock::kBaseTime);
   EXPECT_EQ(d->idle_by_cause, s.idle_by_cause);
   ASSERT_EQ(d->steps.size(), s.steps.size());
   EXPECT_EQ(d->steps[1].collective_end_ns, s.steps[1].collective_end_ns);

@@ -46,6 +46,14 @@ struct RankStack {
   Cause cause = Cause::kOther;      // its largest cause
 };
 
+// What a rank's clock_* fields are, and so how its times map onto the other ranks' (multi_rank.h).
+enum class RankClock : uint8_t {
+  kHeader = 0,    // a .gstrace header's (CLOCK_MONOTONIC, CLOCK_REALTIME) snapshot
+  kBaseTime = 1,  // Kineto's baseTimeNanoseconds: clock_realtime_ns at clock_monotonic_ns = 0
+  kEpoch = 2,     // Kineto's epoch timestamps: the times are wall-clock time already (pair 0, 0)
+  kNone = 3,      // nothing maps the times onto a wall clock
+};
+
 struct RankSummary {
   // Identity (the trace header).
   std::string source;               // the trace's path (as given when summarised)
@@ -55,6 +63,7 @@ struct RankSummary {
   uint64_t trace_id = 0;
   // The header's start_clock: CLOCK_MONOTONIC and CLOCK_REALTIME read together.
   uint64_t clock_monotonic_ns = 0, clock_realtime_ns = 0, clock_uncertainty_ns = 0;
+  RankClock clock = RankClock::kHeader;
 
   // Device use (summed over the rank's devices; see analysis.h DeviceSummary).
   uint32_t devices = 0;

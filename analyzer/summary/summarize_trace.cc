@@ -52,6 +52,15 @@ void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, cons
     s.host_name = info.host;
     s.pid = info.pid;
     if (info.rank) s.rank = *info.rank;
+    s.world_size = info.world_size;
+    switch (info.wall_clock) {
+      case WallClock::kBaseTime:
+        s.clock = RankClock::kBaseTime;
+        s.clock_realtime_ns = static_cast<uint64_t>(info.wall_ns_at_zero);
+        break;
+      case WallClock::kEpoch: s.clock = RankClock::kEpoch; break;
+      case WallClock::kUnknown: s.clock = RankClock::kNone; break;
+    }
     return;
   }
   const tr::TraceHeader& h = importer.reader().header();

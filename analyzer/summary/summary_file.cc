@@ -40,6 +40,7 @@ std::string EncodeRankSummary(const RankSummary& s) {
   m.set_clock_monotonic_ns(s.clock_monotonic_ns);
   m.set_clock_realtime_ns(s.clock_realtime_ns);
   m.set_clock_uncertainty_ns(s.clock_uncertainty_ns);
+  m.set_clock(static_cast<uint32_t>(s.clock));
   m.set_devices(s.devices);
   m.set_wall_ns(s.wall_ns);
   m.set_compute_busy_ns(s.compute_busy_ns);
@@ -98,6 +99,7 @@ absl::StatusOr<RankSummary> DecodeRankSummary(const std::string& bytes, const st
   s.clock_monotonic_ns = m.clock_monotonic_ns();
   s.clock_realtime_ns = m.clock_realtime_ns();
   s.clock_uncertainty_ns = m.clock_uncertainty_ns();
+  s.clock = m.clock() <= static_cast<uint32_t>(RankClock::kNone) ? static_cast<RankClock>(m.clock()) : RankClock::kNone;
   s.devices = m.devices();
   s.wall_ns = m.wall_ns();
   s.compute_busy_ns = m.compute_busy_ns();

@@ -694,9 +694,18 @@ absl::Status KinetoTrace::Finish() {
                                     counts_.legacy_dialect ? "PyTorch 1.8-1.10" : "PyTorch 2.x", " categories",
                                     counts_.steps ? absl::StrCat(", ", counts_.steps, " profiler steps") : "", ")");
   if (info_.rank && world_size_ > 0) absl::StrAppend(&info_.capture_mode, ", rank ", *info_.rank, " of ", world_size_);
+  if (world_size_ > 0 && world_size_ <= std::numeric_limits<int32_t>::max())
+    info_.world_size = static_cast<int32_t>(world_size_);
   constexpr TimeNs kYear2001Ns = 978'307'200'000'000'000;
   TimeNs start_ns = 0;
-  if (!__builtin_add_overflow(base_time_ns_, lo, &start_ns) && start_ns >= kYear2001Ns) {
+  const bool wall = !__builtin_add_overflow(base_time_ns_, lo, &start_ns) && start_ns >= kYear2001Ns;
+  // The wall clock ranks are aligned by: baseTimeNanoseconds + ts, or ts itself where it is epoch
+  // time; neither (relative ts without a base) is a clock of the trace's own.
+  if (wall) {
+    info_.wall_clock = base_time_ns_ > 0 ? WallClock::kBaseTime : WallClock::kEpoch;
+    info_.wall_ns_at_zero = base_time_ns_;
+  }
+  if (wall) {
     const time_t secs = static_cast<time_t>(start_ns / 1'000'000'000);
     struct tm tm {};
     char when[32];

@@ -161,6 +161,14 @@ TEST(KinetoTraceTest, DialectsAndMetadata) {
   auto rank1 = KinetoTrace::Open(kData + "/multirank/rank-1.json.gz");
   ASSERT_TRUE(rank1.ok());
   EXPECT_EQ((*rank1)->info().rank, 1);
+  EXPECT_EQ((*rank1)->info().world_size, 128);  // distributedInfo
+  EXPECT_EQ((*rank1)->info().wall_clock, WallClock::kEpoch);  // no baseTimeNanoseconds, epoch µs
+  // Relative ts from baseTimeNanoseconds: the wall time of time 0, for aligning ranks.
+  auto triton = KinetoTrace::Open(kData + "/a100_triton.json.gz");
+  ASSERT_TRUE(triton.ok());
+  EXPECT_EQ((*triton)->info().wall_clock, WallClock::kBaseTime);
+  EXPECT_EQ((*triton)->info().wall_ns_at_zero, 1727743122000000000);
+  EXPECT_FALSE((*triton)->info().world_size.has_value());
 
   auto v100 = KinetoTrace::Open(kData + "/v100_resnet50_workers0.pt.trace.json.gz");
   ASSERT_TRUE(v100.ok());
