@@ -3,12 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <functional>
+#include <utility>
 
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/import/open_imported.h"
 #include "analyzer/model/importer.h"
-#include "analyzer/reader/trace_reader.h"
 #include "analyzer/result/analysis_builder.h"
 
 namespace gs::analyzer {
@@ -47,24 +47,36 @@ class FanOutSink final : public RecordSink {
   RecordSink* analysis_;
 };
 
-// The one open of a trace file: its first bytes (read without moving the offset) say which
-// importer reads it, over the same descriptor — a PyTorch profiler JSON, plain or gzip
-// (analyzer/import/), or else a .gstrace (whose reader says what is wrong with anything else).
-absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(const std::string& path) {
-  absl::StatusOr<int> fd = reader::TraceReader::OpenFile(path);
-  if (!fd.ok()) return fd.status();
-  std::string head(kImportSniffBytes, '\0');
-  ssize_t n;
-  do {
-    n = ::pread(*fd, head.data(), head.size(), 0);
-  } while (n < 0 && errno == EINTR);
-  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  if (IsImportedTrace(head)) {
-    absl::StatusOr<std::unique_ptr<ImportedTrace>> imported = OpenImported(*fd, path);
+// The trace behind `file` (opened once, its first bytes read without moving the offset): those
+// bytes say which importer reads it, over the same descriptor — a PyTorch profiler JSON, plain or
+// gzip (analyzer/import/), or else a .gstrace (whose reader says what is wrong with anything else).
+absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file) {
+  if (IsImportedTrace(file.head())) {
+    absl::StatusOr<std::unique_ptr<ImportedTrace>> imported = OpenImported(file.Release(), file.path());
     if (!imported.ok()) return imported.status();
     return TraceImporter::FromImported(std::move(*imported));
   }
-  return TraceImporter::FromFd(*fd, path);  // a read error shows here, as the reader words it
+  return TraceImporter::FromFd(file.Release(), file.path());  // a read error shows here, as the reader words it
+}
+
+// The pass over `count` traces, each opened by `open(i)` when its turn comes (one descriptor held
+// at a time when they are opened here; the job intake hands over files it opened already).
+absl::StatusOr<Analysis> AnalyzeEach(size_t count, const std::function<absl::StatusOr<TraceFile>(size_t)>& open,
+                                     const AnalysisOptions& options, const AnalyzeHooks& hooks) {
+  AnalysisBuilder builder(options);
+  for (size_t i = 0; i < count; ++i) {
+    absl::StatusOr<TraceFile> file = open(i);
+    if (!file.ok()) return file.status();
+    struct stat st {};
+    const uint64_t size = hooks.progress && ::fstat(file->fd(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    auto importer = OpenTrace(std::move(*file));
+    if (!importer.ok()) return importer.status();
+    if (hooks.progress) {
+      (*importer)->set_progress([&hooks, i, size](uint64_t read) { hooks.progress(i, read, size); });
+    }
+    if (absl::Status s = AnalyzeTrace(importer->get(), options, &builder, i, hooks.observers); !s.ok()) return s;
+  }
+  return builder.Build();
 }
 
 }  // namespace
@@ -78,6 +90,7 @@ absl::Status AnalyzeTrace(TraceImporter* importer, const AnalysisOptions& option
                           size_t index, const std::vector<TraceObserver*>& observers) {
   TraceAnalyzer analyzer(options, importer->tables());
   if (importer->info().nvtx) analyzer.ExpectNvtx();
+  analyzer.ExpectProfilerSteps(importer->info().profiler_steps);
   std::vector<RecordSink*> record_observers;
   for (TraceObserver* o : observers) {
     o->BeginTrace(index, *importer, analyzer);
@@ -105,19 +118,12 @@ absl::Status AnalyzeTrace(TraceImporter* importer, const AnalysisOptions& option
 
 absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths, const AnalysisOptions& options,
                                        const AnalyzeHooks& hooks) {
-  AnalysisBuilder builder(options);
-  for (size_t i = 0; i < paths.size(); ++i) {
-    const std::string& path = paths[i];
-    auto importer = OpenTrace(path);
-    if (!importer.ok()) return importer.status();
-    if (hooks.progress) {
-      struct stat st {};
-      const uint64_t size = ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-      (*importer)->set_progress([&hooks, i, size](uint64_t read) { hooks.progress(i, read, size); });
-    }
-    if (absl::Status s = AnalyzeTrace(importer->get(), options, &builder, i, hooks.observers); !s.ok()) return s;
-  }
-  return builder.Build();
+  return AnalyzeEach(paths.size(), [&paths](size_t i) { return TraceFile::Open(paths[i]); }, options, hooks);
+}
+
+absl::StatusOr<Analysis> AnalyzeTraces(std::vector<TraceFile> files, const AnalysisOptions& options,
+                                       const AnalyzeHooks& hooks) {
+  return AnalyzeEach(files.size(), [&files](size_t i) { return std::move(files[i]); }, options, hooks);
 }
 
 }  // namespace gs::analyzer

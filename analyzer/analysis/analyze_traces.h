@@ -3,12 +3,13 @@
 //
 // What gsanalyze's subcommands and the scenario tests call. Traces are read one at a time,
 // streaming, once each; their results are merged (devices listed per trace, causes and stacks
-// summed across traces). This is the only code that opens trace files for reading: summaries,
-// exports, tables and the HTML timeline are TraceObservers registered here.
+// summed across traces). Nothing else reads trace files: summaries, exports, tables and the HTML
+// timeline are TraceObservers registered here. A file is opened once (trace_file.h), here or by a
+// job's intake that looked at its first bytes already (cli/job_inputs.h), and read over that one
+// descriptor.
 //
-// Formats: each file is opened once and its first bytes choose the importer, over that same
-// descriptor: PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip (analyzer/import/), or
-// else a .gstrace. Observers see either through the same TraceImporter (importer.imported() says
+// Formats: a file's first bytes choose the importer: PyTorch profiler (Kineto) Chrome-trace JSON,
+// plain or gzip (analyzer/import/), or else a .gstrace. Observers see either through the same TraceImporter (importer.imported() says
 // which; an imported trace has no chunks, only model records).
 //
 // Thread safety: none needed; each call is independent.
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzer/analysis/trace_file.h"
 #include "analyzer/analysis/trace_observer.h"
 #include "analyzer/options/options.h"
 #include "analyzer/result/analysis.h"
@@ -44,6 +46,10 @@ struct AnalyzeHooks {
   std::vector<TraceObserver*> observers;  // called in this order; not owned
 };
 absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths, const AnalysisOptions& options,
+                                       const AnalyzeHooks& hooks);
+// The same over files opened already (a job's intake looked inside them, cli/job_inputs.h): each
+// read over its own descriptor, none opened again.
+absl::StatusOr<Analysis> AnalyzeTraces(std::vector<TraceFile> files, const AnalysisOptions& options,
                                        const AnalyzeHooks& hooks);
 
 // One opened trace into `builder`: what AnalyzeTraces does for each file (the fuzzer calls it

@@ -1,4 +1,5 @@
 // gsanalyze — parses the command line and dispatches to one subcommand (cli/commands/commands.h).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -12,6 +13,12 @@
 
 int main(int argc, char** argv) {
   using namespace gs::analyzer::cli;
+  // A job's traces stay open from the intake to the pass (cli/job_inputs.h: each opened once), so a
+  // job of more ranks than the soft limit on descriptors (often 1024) needs the hard one.
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   std::vector<std::string> args(argv + 1, argv + argc);
   absl::StatusOr<CliArgs> parsed = ParseArgs(args);
   if (!parsed.ok()) {

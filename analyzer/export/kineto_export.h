@@ -3,7 +3,8 @@
 // (HTA) load it as if torch.profiler had written it.
 //
 // The same walk as the Chrome export (trace_event_export.h), spelled as Kineto spells it:
-//   top level  "schemaVersion", "distributedInfo" {"rank", "world_size", ...} from the trace
+//   top level  "otherData" (gsanalyze and the source .gstrace, export_marker.h), "schemaVersion",
+//              "distributedInfo" {"rank", "world_size", ...} from the trace
 //              header (rank 0 of 1 outside a job: HTA needs a rank), "traceEvents", then
 //              "deviceProperties" (every device the trace announced), "traceName",
 //              "displayTimeUnit": "ms", "baseTimeNanoseconds".

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/analyze_traces.h"
@@ -88,7 +89,7 @@ Json RankJson(const RankSummary& s) { return s.rank ? Json(*s.rank) : Json(); }
 
 }  // namespace
 
-absl::StatusOr<TablesExportStats> ExportTables(const std::vector<std::string>& traces,
+absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
                                                const std::string& dir,
                                                const AnalysisOptions& options) {
   std::error_code ec;
@@ -142,7 +143,7 @@ absl::StatusOr<TablesExportStats> ExportTables(const std::vector<std::string>& t
   TableRows table_rows(&*intervals, &*stacks, &stats);
   AnalyzeHooks hooks;
   hooks.observers = {&table_rows};
-  if (absl::StatusOr<Analysis> analysis = AnalyzeTraces(traces, options, hooks); !analysis.ok()) {
+  if (absl::StatusOr<Analysis> analysis = AnalyzeTraces(std::move(traces), options, hooks); !analysis.ok()) {
     return analysis.status();
   }
   const std::vector<RankSummary>& summaries = table_rows.summaries();

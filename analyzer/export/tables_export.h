@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "analyzer/analysis/trace_file.h"
 #include "analyzer/options/options.h"
 
 namespace gs::analyzer {
@@ -33,9 +34,10 @@ struct TablesExportStats {
   uint64_t intervals = 0, stack_frames = 0, ranks = 0;
 };
 
-// Writes the tables of `traces` into `dir` (created if missing; files replaced). Errors: an
-// unreadable trace, an unwritable folder (one line).
-absl::StatusOr<TablesExportStats> ExportTables(const std::vector<std::string>& traces,
+// Writes the tables of `traces` (opened by the job's intake, read over those descriptors) into
+// `dir` (created if missing; files replaced). Errors: an unreadable trace, an unwritable folder
+// (one line).
+absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
                                                const std::string& dir,
                                                const AnalysisOptions& options = AnalysisOptions());
 

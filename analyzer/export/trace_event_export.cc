@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -12,6 +13,7 @@
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/classify/site_frame.h"
 #include "analyzer/export/chrome_trace_writer.h"
+#include "analyzer/export/export_marker.h"
 #include "analyzer/export/imported_trace_export.h"
 #include "analyzer/model/schema_enums.h"
 #include "analyzer/model/importer.h"
@@ -196,7 +198,8 @@ std::string IdleArgs(const IntervalVerdict& v, const TraceTables& tables, const 
 // (the file lists every record before the first interval), then the devices' names.
 class TraceEventObserver final : public TraceObserver {
  public:
-  TraceEventObserver(std::ostream* out, const TraceEventDialect& dialect) : out_(out), d_(dialect) {}
+  TraceEventObserver(std::ostream* out, const TraceEventDialect& dialect, std::string source)
+      : out_(out), d_(dialect), source_(std::move(source)) {}
 
   void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override {
     if (importer.imported()) {  // another format: written from its model records
@@ -208,7 +211,10 @@ class TraceEventObserver final : public TraceObserver {
     importer_ = &importer;
     analyzer_ = &analyzer;
     const tr::TraceHeader& header = importer.reader().header();
-    w_ = std::make_unique<ChromeTraceWriter>(out_, d_.LeadingMembers(header));
+    // First the marker that says gsanalyze wrote this from `source_` (export_marker.h).
+    const std::string leading = d_.LeadingMembers(header);
+    w_ = std::make_unique<ChromeTraceWriter>(
+        out_, absl::StrCat(ExportMarkerMember(source_), leading.empty() ? "" : ",\n", leading));
     w_->set_time_origin(d_.TimeOrigin(header));
     const int64_t host_pid = header.pid();
     w_->ProcessName(host_pid, absl::StrCat("pid ", header.pid(), header.host_name().empty() ? "" : " on ",
@@ -267,6 +273,7 @@ class TraceEventObserver final : public TraceObserver {
   };
   std::ostream* out_;
   const TraceEventDialect& d_;
+  const std::string source_;  // the .gstrace's path
   const TraceImporter* importer_ = nullptr;
   const TraceAnalyzer* analyzer_ = nullptr;
   std::unique_ptr<ChromeTraceWriter> w_;
@@ -283,7 +290,7 @@ class TraceEventObserver final : public TraceObserver {
 absl::StatusOr<TraceEventExportStats> ExportTraceEvents(const std::string& trace_path, std::ostream* out,
                                                         const TraceEventDialect& dialect,
                                                         const AnalysisOptions& options) {
-  TraceEventObserver observer(out, dialect);
+  TraceEventObserver observer(out, dialect, trace_path);
   AnalyzeHooks hooks;
   hooks.observers = {&observer};
   if (absl::StatusOr<Analysis> analysis = AnalyzeTraces({trace_path}, options, hooks); !analysis.ok()) {

@@ -1,10 +1,10 @@
 // open_imported.h — which importer reads a trace file, decided by its content, and that importer
 // opened over the descriptor the one pass holds.
 //
-// The one pass (analysis/analyze_traces.cc) is the only code that opens trace files: it opens
-// each once (reader::TraceReader::OpenFile), reads its first bytes without moving the offset,
-// asks IsImportedTrace, and hands the same descriptor either to OpenImported or to the .gstrace
-// reader. Nothing here opens a file by name.
+// A trace file is opened once (analysis/trace_file.h: by the one pass, analysis/analyze_traces.cc,
+// or by a job's intake, which hands it to the pass), its first bytes read without moving the
+// offset; the pass asks IsImportedTrace and hands the same descriptor either to OpenImported or to
+// the .gstrace reader. Nothing here opens a file by name.
 //
 //   if (IsImportedTrace(head)) {
 //     absl::StatusOr<std::unique_ptr<ImportedTrace>> t = OpenImported(fd, path);  // owns fd
@@ -39,6 +39,11 @@ inline constexpr size_t kImportSniffBytes = 4096;
 // True when some importer recognises `head`, a file's first bytes (PyTorch profiler JSON, plain or
 // gzip). False for a .gstrace.
 bool IsImportedTrace(absl::string_view head);
+
+// The text of `head` (a file's first bytes): inflated as far as it goes when gzip, as it is
+// otherwise. For a look at a JSON file's leading members without reading it all (a job folder's
+// files that gsanalyze wrote itself, cli/job_inputs.cc).
+std::string HeadText(absl::string_view head);
 
 // The importer that recognises the file behind `fd` (opened for reading, offset 0), reading it;
 // it owns `fd` from here on, even on error. Errors name `path` in one line. Only for a file whose

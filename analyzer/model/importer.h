@@ -37,7 +37,7 @@ class ImportedTrace;
 class TraceImporter {
  public:
   // A .gstrace over `fd` (open for reading at offset 0, owned from here on: the one pass opened
-  // it, reader::TraceReader::OpenFile); reads its header. Errors (one line, naming `path`): not a
+  // it, analysis/trace_file.h); reads its header. Errors (one line, naming `path`): not a
   // trace, newer version, unreadable, cut before the header.
   static absl::StatusOr<std::unique_ptr<TraceImporter>> FromFd(int fd, const std::string& path);
   // A trace of another format, opened by its importer (analyzer/import/open_imported.h).

@@ -1,6 +1,5 @@
 #include "analyzer/reader/trace_reader.h"
 
-#include <atomic>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -74,12 +73,6 @@ void ChunkEvents::Clear() {
 
 // ------------------------------------------------------------------------------------- opening
 
-namespace {
-std::atomic<TraceReader::OpenObserver> g_open_observer{nullptr};
-}  // namespace
-
-void TraceReader::set_open_observer(OpenObserver observer) { g_open_observer.store(observer); }
-
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path,
                                                                Reporter* reporter,
                                                                ReaderOptions options) {
@@ -91,7 +84,6 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string
 absl::StatusOr<int> TraceReader::OpenFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::ErrnoToStatus(errno, path);
-  if (OpenObserver observer = g_open_observer.load(); observer != nullptr) observer(path);
   return fd;
 }
 

@@ -120,9 +120,9 @@ class TraceReader {
                                                            Reporter* reporter = nullptr,
                                                            ReaderOptions options = {});
   // Open() in two steps, for a caller that looks at a file's first bytes before it knows its
-  // format (analysis/analyze_traces.cc, the one pass): OpenFile opens any trace file, whatever its
-  // format, for reading (O_RDONLY | O_CLOEXEC) and tells the open observer; FromFd reads a
-  // .gstrace over that descriptor (owned from then on, even on error; its offset still 0).
+  // format (the one pass opens each file once, analysis/trace_file.h): OpenFile opens a file for
+  // reading (O_RDONLY | O_CLOEXEC); FromFd reads a .gstrace over an open descriptor (owned from
+  // then on, even on error; its offset still 0).
   static absl::StatusOr<int> OpenFile(const std::string& path);
   static absl::StatusOr<std::unique_ptr<TraceReader>> FromFd(int fd, const std::string& path,
                                                              Reporter* reporter = nullptr,
@@ -132,13 +132,6 @@ class TraceReader {
                                                                  Reporter* reporter = nullptr,
                                                                  std::string name = "<buffer>");
   ~TraceReader();
-
-  // Called with the path each time Open() or OpenFile() has opened a file (a .gstrace or any other
-  // trace format), process-wide; nullptr (the default):
-  // nobody. The seam through which a test proves that a command reads each trace once; set it
-  // before any trace is opened, not while another thread opens one.
-  using OpenObserver = void (*)(const std::string& path);
-  static void set_open_observer(OpenObserver observer);
 
   // Decodes the next chunk into *events (cleared first) and applies its tables. Returns true if
   // a chunk was read, false at the end of the file; an error only for I/O failure.

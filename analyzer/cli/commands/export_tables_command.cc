@@ -1,5 +1,7 @@
 // `gsanalyze export --tables DIR TRACE_OR_DIR...`: the job's analysis as CSV and JSON-lines tables
 // (export/tables_export.h says which and why).
+#include <utility>
+
 #include "analyzer/cli/job_inputs.h"
 #include "analyzer/export/tables_export.h"
 #include "analyzer/cli/commands/commands.h"
@@ -17,7 +19,8 @@ int RunExportTables(const CliArgs& args, std::ostream& out, std::ostream& err) {
         << " is a summary: it has no idle intervals)\n";
     return kExitBadInput;
   }
-  absl::StatusOr<TablesExportStats> stats = ExportTables(inputs->traces, args.tables_dir);
+  for (const std::string& line : inputs->skipped) err << "gsanalyze: " << line << "\n";
+  absl::StatusOr<TablesExportStats> stats = ExportTables(std::move(inputs->traces), args.tables_dir);
   if (!stats.ok()) {
     err << "gsanalyze: " << stats.status().message() << "\n";
     return kExitBadInput;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "analyzer/analysis/analyze_traces.h"
@@ -37,18 +38,21 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
     err << "gsanalyze: " << inputs.status().message() << "\n";
     return kExitBadInput;
   }
+  for (const std::string& line : inputs->skipped) err << "gsanalyze: " << line << "\n";
   ProgressLine progress(&err, args.progress);  // on a terminal only; erased before the report
-  const std::vector<std::string>& traces = inputs->traces;
+  const std::vector<std::string> traces = inputs->TracePaths();
+  const bool summaries = !inputs->summaries.empty();
   RankSummaryObserver rank_summaries;
   AnalyzeHooks hooks;
   hooks.progress = [&](size_t i, uint64_t read, uint64_t size) {
     progress.Update(i, traces.size(), traces[i], read, size);
   };
   hooks.observers = {&rank_summaries};
-  absl::StatusOr<Analysis> analysis = inputs->summaries.empty() ? AnalyzeTraces(traces, AnalysisOptions(), hooks)
-                                                                : AnalysisFromJobSummaries(*inputs);
-  if (analysis.ok() && inputs->summaries.empty() &&
-      (inputs->traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
+  // The pass reads each trace over the descriptor the intake opened (one open per file).
+  absl::StatusOr<Analysis> analysis = summaries ? AnalysisFromJobSummaries(*std::move(inputs))
+                                                : AnalyzeTraces(std::move(inputs->traces), AnalysisOptions(), hooks);
+  if (analysis.ok() && !summaries &&
+      (traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
     analysis->ranks = AnalyzeRanks(rank_summaries.summaries());
   }
   progress.Finish();
