@@ -25,6 +25,7 @@ void TraceAnalyzer::OnApiCall(const ApiCall& call) {
   See(call.enter_ns);
   See(call.exit_ns);
   history_.AddCall(call);
+  steps_.AddCall(call.correlation, call.enter_ns);
   if (call.api_class == ApiClass::kLaunch) {
     ++launch_calls_;
     launch_call_ns_ += call.exit_ns - call.enter_ns;
@@ -59,6 +60,7 @@ void TraceAnalyzer::OnActivity(const GpuActivity& a) {
   }
   See(a.start_ns);
   See(a.end_ns);
+  steps_.AddWork(a);
   if (a.start_ns < released_upto_) {  // the window already moved past it
     ++late_;
     Process(a);
@@ -144,6 +146,7 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
   for (const auto& [id, d] : devices_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
   uint64_t peak_total = 0;
+  absl::flat_hash_map<uint32_t, StepWindow> step_windows = steps_.Finish();
   for (uint32_t id : ids) {
     const DeviceState& d = *devices_[id];
     const DeviceTimeline& tl = d.timeline;
@@ -172,6 +175,7 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
     s.copies = tl.copies();
     s.memsets = tl.memsets();
     s.idle_intervals = d.gaps;
+    if (auto w = step_windows.find(id); w != step_windows.end()) s.step_window = std::move(w->second);
     s.sample_period_ns = options_.utilization_sample_ns;
     s.utilization_samples = tl.UtilizationSamples(t0, t1);
     r.devices.push_back(std::move(s));

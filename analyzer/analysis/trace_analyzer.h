@@ -25,6 +25,7 @@
 #include "analyzer/accounting/copy_accounting.h"
 #include "analyzer/accounting/memory_accounting.h"
 #include "analyzer/accounting/nvtx_ranges.h"
+#include "analyzer/accounting/profiler_steps.h"
 #include "analyzer/attribute/attribution.h"
 #include "analyzer/classify/gap_classifier.h"
 #include "analyzer/model/record_sink.h"
@@ -50,6 +51,9 @@ class TraceAnalyzer final : public RecordSink {
   // The trace captured NVTX (TraceInfo::nvtx): keep what per-range accounting needs from the
   // first record on (it starts at the first range otherwise). Call before the first record.
   void ExpectNvtx() { nvtx_.Enable(); }
+  // The trace's profiler steps (TraceInfo::profiler_steps): figures over its complete steps
+  // besides the first-to-last ones (profiler_steps.h). Call before the first record.
+  void ExpectProfilerSteps(const std::vector<ProfilerStep>& steps) { steps_.Enable(steps); }
 
   // Drains the sort window and builds the result. `info` supplies labels, devices, losses; the
   // analysis adds its own loss counters to it. Call once.
@@ -113,6 +117,7 @@ class TraceAnalyzer final : public RecordSink {
 
   CopyAccounting copies_;
   MemoryAccounting memory_;
+  ProfilerStepAccounting steps_;
   NvtxAccounting nvtx_;  // before attribution_, which holds a pointer to it
   IdleAttribution attribution_;
 };

@@ -7,6 +7,29 @@ namespace gs::analyzer {
 
 namespace {
 
+Json StepFiguresJson(const StepFigures& f, Json o) {
+  return o.Set("wall_ns", f.wall_ns)
+      .Set("busy_ns", f.busy_ns)
+      .Set("compute_busy_ns", f.compute_busy_ns)
+      .Set("idle_ns", f.idle_ns)
+      .Set("utilization", f.utilization)
+      .Set("work", f.work);
+}
+
+// devices[].complete_steps: the device over its trace's complete profiler steps (HTA's window).
+Json StepWindowJson(const StepWindow& w) {
+  Json rows = Json::Array();
+  for (const StepRow& r : w.per_step) rows.Push(StepFiguresJson(r.figures, Json::Object().Set("step", r.step)));
+  return StepFiguresJson(w.figures, Json::Object()
+                                        .Set("window", StepWindowName(w))
+                                        .Set("steps", w.steps)
+                                        .Set("first_step", w.first_step)
+                                        .Set("last_step", w.last_step)
+                                        .Set("incomplete_step", w.incomplete_step))
+      .Set("work_before_first_step", w.work_before_first_step)
+      .Set("per_step", std::move(rows));
+}
+
 constexpr int kJsonSchemaVersion = 1;
 
 Json FrameJson(const FrameInfo& f) {
@@ -209,6 +232,8 @@ class JsonFormat final : public ReportFormat {
     for (const DeviceSummary& d : a.devices) {
       Json samples = Json::Array();
       for (double v : d.utilization_samples) samples.Push(v);
+      Json complete_steps;  // null: no step window
+      if (d.step_window.steps > 0) complete_steps = StepWindowJson(d.step_window);
       devices.Push(Json::Object()
                        .Set("label", d.label)
                        .Set("trace", static_cast<int64_t>(d.trace))
@@ -225,6 +250,8 @@ class JsonFormat final : public ReportFormat {
                        .Set("steady_idle_ns", d.steady_idle_ns)
                        .Set("utilization", d.utilization)
                        .Set("steady_utilization", d.steady_utilization)
+                       .Set("steady_window", kFirstToLastWindow)
+                       .Set("complete_steps", std::move(complete_steps))
                        .Set("busy_fraction", d.busy_fraction)
                        .Set("kernels", d.kernels)
                        .Set("copies", d.copies)

@@ -188,6 +188,26 @@ void DataLoss(const Analysis& a, Writer* w) {
   for (const std::string& warning : a.warnings) w->Wrap("warning: ", warning, 2, kYellow);
 }
 
+// A trace with profiler steps: the device over its complete steps (HTA's window) beside the
+// first-to-last figures, then per step.
+void StepWindowLines(const DeviceSummary& d, Writer* w) {
+  const StepWindow& s = d.step_window;
+  if (s.steps == 0) return;
+  auto figures = [](const StepFigures& f) {
+    return absl::StrCat("idle ", FormatDuration(f.idle_ns), ", busy ", FormatDuration(f.busy_ns), " of ",
+                        FormatDuration(f.wall_ns), ", GPU-Util ", FormatPercent(f.utilization));
+  };
+  w->Wrap("  ", absl::StrCat(StepWindowName(s), ": ", figures(s.figures), " (", kFirstToLastWindow, ": idle ",
+                             FormatDuration(d.steady_idle_ns), ", GPU-Util ", FormatPercent(d.steady_utilization),
+                             "; ProfilerStep#", s.incomplete_step, " left out, incomplete)"),
+          6);
+  constexpr size_t kMaxRows = 8;
+  for (size_t i = 0; i < s.per_step.size() && i < kMaxRows; ++i)
+    w->Line(absl::StrCat("    ProfilerStep#", s.per_step[i].step, ": ", figures(s.per_step[i].figures)));
+  if (s.per_step.size() > kMaxRows)
+    w->Line(absl::StrCat("    ... ", s.per_step.size() - kMaxRows, " more steps in --json (devices[].complete_steps)"));
+}
+
 void Devices(const Analysis& a, Writer* w) {
   for (const DeviceSummary& d : a.devices) {
     w->Section(absl::StrCat(d.label, " — GPU-Util ", FormatPercent(d.utilization), " over ",
@@ -204,6 +224,7 @@ void Devices(const Analysis& a, Writer* w) {
     w->Line(absl::StrCat("  idle ", FormatDuration(d.idle_ns), ": start-up ", FormatDuration(d.leading_idle_ns),
                          " · steady state ", FormatDuration(d.steady_idle_ns), " in ", d.idle_intervals,
                          " gaps · tear-down ", FormatDuration(d.trailing_idle_ns)));
+    StepWindowLines(d, w);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "analyzer/accounting/copy_accounting.h"
 #include "analyzer/accounting/input_workers.h"
 #include "analyzer/accounting/nvtx_ranges.h"
+#include "analyzer/accounting/profiler_steps.h"
 #include "analyzer/classify/cause.h"
 #include "analyzer/ranks/multi_rank.h"
 #include "analyzer/model/trace_tables.h"
@@ -39,6 +40,8 @@ struct DeviceSummary {
   double busy_fraction = 0;       // busy / wall
   uint64_t kernels = 0, copies = 0, memsets = 0;
   uint64_t idle_intervals = 0;    // steady-state gaps
+  // The same over the complete profiler steps, HTA's window (steps == 0: the trace has none).
+  StepWindow step_window;
   // Compute utilisation per utilization_sample_ns over the wall (nvidia-smi's samples).
   std::vector<double> utilization_samples;
   TimeNs sample_period_ns = 0;
