@@ -172,6 +172,9 @@ TEST(AnalyzeTracesTest, AScriptInsideSitePackagesIsTheUsersCode) {
   EXPECT_EQ(site.function, "load_batch");
   EXPECT_EQ(site.file, folder + "data_starved.py");
   EXPECT_TRUE(site.main_program);
+  // The caller → callee tree starts at the script's <module>, not at _start and the interpreter.
+  ASSERT_EQ(an->stack_tree.children.size(), 1u);
+  EXPECT_EQ(an->stack_tree.children[0].frame.function, "<module>");
   unlink(path.c_str());
 }
 

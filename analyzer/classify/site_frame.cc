@@ -36,7 +36,8 @@ bool IsInstalledPackageFrame(const FrameInfo& f) {
   const absl::string_view path = f.module.empty() ? absl::string_view(f.file) : absl::string_view(f.module);
   if (path.empty()) return false;
   if (absl::StrContains(path, "/site-packages/") || absl::StrContains(path, "/dist-packages/")) return true;
-  if (!f.module.empty()) return false;
+  // The standard library's extension modules: .../lib/python3.N/lib-dynload/array.cpython-...so.
+  if (!f.module.empty()) return absl::StrContains(path, "/lib-dynload/");
   // Python source of the standard library: .../lib/python3.N/<module>.py, and frozen modules.
   return absl::StartsWith(path, "<frozen ") || absl::StrContains(path, "/lib/python3.");
 }

@@ -42,6 +42,15 @@ TEST(SiteFrameTest, TheProgramsOwnScriptIsUserCodeInsideSitePackages) {
   EXPECT_TRUE(IsLibraryFrame(plain));
 }
 
+// The standard library's extension modules are the standard library's, like its .py files.
+TEST(SiteFrameTest, StandardLibraryExtensionModulesAreLibraryCode) {
+  const std::vector<FrameInfo> stack = {
+      FrameInfo{"f_setitem", "arraymodule.c", 508,
+                "/root/.pyenv/versions/3.11.7/lib/python3.11/lib-dynload/array.cpython-311-x86_64-linux-gnu.so"},
+      Py("cpu_work", "/home/me/workload.py", 65)};
+  EXPECT_EQ(SiteFrame(stack).function, "cpu_work");
+}
+
 // No frame of the user's at all: the innermost Python frame, never libc's entry.
 TEST(SiteFrameTest, NoUserFrameShowsTheInnermostPythonFrame) {
   const std::vector<FrameInfo> stack = {

@@ -57,12 +57,19 @@ std::vector<Site> MergeSites(const std::vector<Site>& all, TimeNs total, size_t 
 
 void Insert(StackTreeNode* node, const std::vector<FrameInfo>& frames, TimeNs ns) {
   node->inclusive_ns += ns;
-  // Root-most frame first (frames are stored leaf first), down to the site frame: the CUDA
-  // runtime/agent frames below it say nothing about the user's code.
-  FrameInfo site = SiteFrame(frames);
-  auto leaf = std::find(frames.begin(), frames.end(), site);
-  auto stop = std::make_reverse_iterator(leaf == frames.end() ? frames.begin() : leaf);
-  for (auto it = frames.rbegin(); it != stop; ++it) {
+  // From the outermost frame of the user's code (frames are stored leaf first) down to the site
+  // frame: the CUDA runtime/agent frames below the site, and the process's entry and the
+  // interpreter's frames above the user's outermost one, say nothing about the user's code.
+  if (frames.empty()) return;
+  const size_t site = SiteFrameIndex(frames);
+  size_t root = site;
+  for (size_t i = frames.size(); i-- > site;)
+    if (!IsLibraryFrame(frames[i])) {
+      root = i;
+      break;
+    }
+  for (auto it = frames.rbegin() + static_cast<std::ptrdiff_t>(frames.size() - 1 - root);
+       it != frames.rend() - static_cast<std::ptrdiff_t>(site); ++it) {
     StackTreeNode* child = nullptr;
     for (StackTreeNode& c : node->children)
       if (c.frame == *it) { child = &c; break; }
