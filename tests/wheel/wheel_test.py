@@ -4,6 +4,7 @@
     wheel_test.py build  --build-dir BUILD --dist DIR --auditwheel PATH   tools/wheel on the built tree
     wheel_test.py glibc  --dist DIR --auditwheel PATH           every shipped ELF vs the tag
     wheel_test.py glibc_compat --dist DIR --probe EXE          agent/core/glibc_compat.c at work
+    wheel_test.py licenses --dist DIR                          Apache-2.0 metadata; every bundled piece's text
     wheel_test.py venv   --dist DIR --python PYTHON              pip install + the gpustall command
 
 `venv` works with no build tree on any path: a fresh venv in a temporary folder outside the build,
@@ -149,6 +150,74 @@ def case_glibc_compat(args):
         check(re.search(r"UND\s+%s\b" % name, dynsym) is None, "%s imports %s from glibc" % (args.probe, name))
 
 
+# --- licenses ------------------------------------------------------------------------------------
+
+# A symbol that only the component defines (nm -C of the unstripped copy in gpustall-X.debug/).
+COMPONENT_MARKERS = {"protobuf": "google::protobuf::", "abseil": "absl::", "libunwind": "_ULx86_64_",
+                     "zlib": "inflateReset", "rapidjson": "rapidjson::"}
+
+
+def case_licenses(args):
+    """gpustall is Apache-2.0 (PEP 639 metadata), and every piece of someone else's code in the
+    wheel has its licence text in .dist-info/licenses/: the libraries auditwheel grafted into
+    gpustall.libs/ and what each ELF links statically (gpustall/_native/BUNDLED.json, checked here
+    against the ELF files' own symbols)."""
+    wheel = the_wheel(args.dist)
+    if not wheel:
+        return
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        dist_info = [n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA")]
+        check(len(dist_info) == 1, "dist-info folders: %s" % dist_info)
+        dist_info = dist_info[0] if dist_info else ""
+        meta = z.read(dist_info + "/METADATA").decode()
+        check("License-Expression: Apache-2.0" in meta.splitlines(), "METADATA has no License-Expression: Apache-2.0:\n" + meta)
+        check(re.search(r"(?m)^License: ", meta) is None, "METADATA keeps a License: field:\n" + meta)
+        check(re.search(r"(?m)^Metadata-Version: 2\.([4-9]|\d\d)$", meta) is not None,
+              "License-Expression needs Metadata-Version 2.4 or later:\n" + meta)
+        listed = re.findall(r"(?m)^License-File: (.+)$", meta)
+        licences = dist_info + "/licenses/"
+        for f in listed:
+            check(licences + f in names, "License-File %s is not in %s" % (f, licences))
+        with open(os.path.join(ROOT, "LICENSE"), "rb") as f:
+            check("LICENSE" in listed and z.read(licences + "LICENSE") == f.read(),
+                  "the wheel's LICENSE is not the project's")
+
+        def text_of(component):
+            path = licences + "third_party/%s.txt" % component
+            text = z.read(path).decode(errors="replace") if path in names else ""
+            check(re.search(r"(?i)copyright", text) is not None and path[len(licences):] in listed,
+                  "%s has no licence text in the wheel (want %s, listed in METADATA)" % (component, path))
+
+        bundled = json.loads(z.read("gpustall/_native/BUNDLED.json"))
+        elves = [n for n in names if not n.endswith("/") and z.open(n).read(4) == b"\x7fELF"]
+        shipped_libs = [n for n in elves if n.startswith("gpustall.libs/")]
+        check(shipped_libs, "no gpustall.libs/ (gsanalyze's Abseil libraries are grafted there)")
+        for name in elves:
+            print(name)
+            if name in shipped_libs:
+                owners = [c for c, d in bundled["components"].items()
+                          if d["shared"] and re.search(d["shared"], os.path.basename(name))]
+                check(len(owners) == 1, "%s: bundled by auditwheel, owned by %s (want one component)" % (name, owners))
+            else:
+                check(name in bundled["static"], "%s is not in BUNDLED.json" % name)
+                owners = bundled["static"].get(name, [])
+                version = dist_info[len("gpustall-"):-len(".dist-info")]
+                debug = os.path.join(args.dist, "gpustall-%s.debug" % version,
+                                     name[len("gpustall/_native/"):] + ".debug")
+                if os.path.isfile(debug):
+                    syms = subprocess.run(["nm", "-C", "--defined-only", debug], stdout=subprocess.PIPE,
+                                          check=True).stdout.decode(errors="replace")
+                    for c, marker in COMPONENT_MARKERS.items():
+                        check(marker not in syms or c in owners,
+                              "%s defines %s symbols but BUNDLED.json lists %s" % (name, c, owners))
+                else:
+                    fail("%s: no debug file %s to check BUNDLED.json against" % (name, debug))
+            print("  " + (", ".join(owners) or "nothing bundled"))
+            for c in owners:
+                text_of(c)
+
+
 # --- venv ----------------------------------------------------------------------------------------
 
 class Venv:
@@ -183,6 +252,15 @@ class Venv:
         return self.sh([self.bin("gpustall")] + list(a), **kw)
 
 
+def first_top_stack(report):
+    """The first row under the text report's "Top stacks by idle time" heading ("" if none)."""
+    lines = report.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("Top stacks by idle time"):
+            return lines[i + 1]
+    return ""
+
+
 def case_venv(args):
     if not os.path.exists(args.python):
         print("SKIP: %s is not installed" % args.python)
@@ -202,9 +280,15 @@ def case_venv(args):
         check(out.strip() == "gpustall " + version and "-%s-" % version in os.path.basename(wheel),
               "version: %r and %s, want the project's %s" % (out, os.path.basename(wheel), version))
 
-        # 1. gpustall demo prints the report.
+        # 1. gpustall demo prints the report, and names the workload's own function first. The
+        #    workload's script lives in site-packages here, but it is the program the command line
+        #    runs: its frames are the user's, and no site reads as libc's entry frames.
         _, out, err = v.gpustall("demo", "--steps", "15")
-        check("load_batch" in out and re.search(r"(?i)idle", out) is not None, "demo report:\n%s\n%s" % (out, err))
+        top = first_top_stack(out)
+        check(re.match(r"\s+1\.", top) is not None and "load_batch (data_starved.py" in top,
+              "demo report's first top stack is %r, want load_batch's:\n%s\n%s" % (top, out, err))
+        check("__libc_start_main" not in out and "libc.so.6+" not in out,
+              "demo report shows the process's entry frames:\n%s" % out)
 
         # 2. gpustall run on simgpu writes a trace; gpustall report reads it.
         _, out, err = v.gpustall("run", "--simgpu", "-o", "single/", "--", v.python, workload, "--steps", "8")
@@ -288,7 +372,8 @@ def case_venv(args):
             check(not os.path.exists(marker), "%s: the command ran" % bad)
 
 
-CASES = {"build": case_build, "glibc": case_glibc, "glibc_compat": case_glibc_compat, "venv": case_venv}
+CASES = {"build": case_build, "glibc": case_glibc, "glibc_compat": case_glibc_compat, "licenses": case_licenses,
+         "venv": case_venv}
 
 
 def main():
