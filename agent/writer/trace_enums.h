@@ -3,13 +3,15 @@
 //
 // The rings hold small fixed-size records whose enums are the agent's own (the hot path must not
 // depend on protobuf code); the writer converts them when it encodes a chunk. Each conversion
-// below is a cast, and each enumerator has a static_assert that it has the schema's value, so a
-// value added to or moved in either definition fails the build here instead of shifting another
-// silently. Adding an enumerator: add it in events.h, in gstrace.proto, and its line below.
+// below is a cast. The lists below tie every enumerator to the schema's value (proto/enum_tie.h):
+// a value added to, removed from or moved in either definition alone fails the build here instead
+// of shifting another silently. Adding an enumerator: add it in events.h, in gstrace.proto, and
+// its line below (or a SCHEMA_ONLY line for a schema value the agent never records).
 #ifndef GPUSTALL_AGENT_WRITER_TRACE_ENUMS_H_
 #define GPUSTALL_AGENT_WRITER_TRACE_ENUMS_H_
 
 #include "agent/record/events.h"
+#include "proto/enum_tie.h"
 #include "proto/gstrace.pb.h"
 
 namespace gs {
@@ -17,51 +19,67 @@ namespace trace_enums_internal {
 
 namespace pb = gpustall::trace;
 
-template <typename Ours, typename Theirs>
-constexpr bool Same(Ours ours, Theirs theirs) {
-  return static_cast<int>(ours) == static_cast<int>(theirs);
-}
+#define GS_TRACE_API_CLASSES(PAIR, SCHEMA_ONLY)                     \
+  PAIR(ApiClass::kOther, pb::API_CLASS_OTHER)                       \
+  PAIR(ApiClass::kLaunch, pb::API_CLASS_LAUNCH)                     \
+  PAIR(ApiClass::kMemcpy, pb::API_CLASS_MEMCPY)                     \
+  PAIR(ApiClass::kMemset, pb::API_CLASS_MEMSET)                     \
+  PAIR(ApiClass::kMalloc, pb::API_CLASS_MALLOC)                     \
+  PAIR(ApiClass::kFree, pb::API_CLASS_FREE)                         \
+  PAIR(ApiClass::kHostAlloc, pb::API_CLASS_HOST_ALLOC)              \
+  PAIR(ApiClass::kHostFree, pb::API_CLASS_HOST_FREE)                \
+  PAIR(ApiClass::kStreamSync, pb::API_CLASS_STREAM_SYNC)            \
+  PAIR(ApiClass::kDeviceSync, pb::API_CLASS_DEVICE_SYNC)            \
+  PAIR(ApiClass::kEventSync, pb::API_CLASS_EVENT_SYNC)              \
+  PAIR(ApiClass::kStreamWaitEvent, pb::API_CLASS_STREAM_WAIT_EVENT) \
+  PAIR(ApiClass::kQuery, pb::API_CLASS_QUERY)                       \
+  PAIR(ApiClass::kEventRecord, pb::API_CLASS_EVENT_RECORD)
 
-static_assert(Same(ApiClass::kOther, pb::API_CLASS_OTHER));
-static_assert(Same(ApiClass::kLaunch, pb::API_CLASS_LAUNCH));
-static_assert(Same(ApiClass::kMemcpy, pb::API_CLASS_MEMCPY));
-static_assert(Same(ApiClass::kMemset, pb::API_CLASS_MEMSET));
-static_assert(Same(ApiClass::kMalloc, pb::API_CLASS_MALLOC));
-static_assert(Same(ApiClass::kFree, pb::API_CLASS_FREE));
-static_assert(Same(ApiClass::kHostAlloc, pb::API_CLASS_HOST_ALLOC));
-static_assert(Same(ApiClass::kHostFree, pb::API_CLASS_HOST_FREE));
-static_assert(Same(ApiClass::kStreamSync, pb::API_CLASS_STREAM_SYNC));
-static_assert(Same(ApiClass::kDeviceSync, pb::API_CLASS_DEVICE_SYNC));
-static_assert(Same(ApiClass::kEventSync, pb::API_CLASS_EVENT_SYNC));
-static_assert(Same(ApiClass::kStreamWaitEvent, pb::API_CLASS_STREAM_WAIT_EVENT));
-static_assert(Same(ApiClass::kQuery, pb::API_CLASS_QUERY));
-static_assert(Same(ApiClass::kEventRecord, pb::API_CLASS_EVENT_RECORD));
-// The schema's last value is the agent's last: a value added to the schema alone fails here.
-static_assert(Same(ApiClass::kEventRecord, pb::ApiClass_MAX));
+// The agent records runtime calls only: CUPTI's driver callbacks are not subscribed.
+#define GS_TRACE_API_SOURCES(PAIR, SCHEMA_ONLY)                   \
+  SCHEMA_ONLY(pb::API_SOURCE_UNSPECIFIED)                         \
+  PAIR(ApiSource::kInterposer, pb::API_SOURCE_INTERPOSER)         \
+  PAIR(ApiSource::kCuptiCallback, pb::API_SOURCE_CUPTI_CALLBACK)  \
+  SCHEMA_ONLY(pb::API_SOURCE_CUPTI_DRIVER_CALLBACK)
 
-static_assert(Same(ApiSource::kInterposer, pb::API_SOURCE_INTERPOSER));
-static_assert(Same(ApiSource::kCuptiCallback, pb::API_SOURCE_CUPTI_CALLBACK));
+#define GS_TRACE_MEM_KINDS(PAIR, SCHEMA_ONLY)          \
+  PAIR(MemKind::kUnknown, pb::MEM_KIND_UNKNOWN)        \
+  PAIR(MemKind::kPageable, pb::MEM_KIND_PAGEABLE)      \
+  PAIR(MemKind::kPinned, pb::MEM_KIND_PINNED)          \
+  PAIR(MemKind::kDevice, pb::MEM_KIND_DEVICE)          \
+  PAIR(MemKind::kArray, pb::MEM_KIND_ARRAY)            \
+  PAIR(MemKind::kManaged, pb::MEM_KIND_MANAGED)
 
-static_assert(Same(MemKind::kUnknown, pb::MEM_KIND_UNKNOWN));
-static_assert(Same(MemKind::kPageable, pb::MEM_KIND_PAGEABLE));
-static_assert(Same(MemKind::kPinned, pb::MEM_KIND_PINNED));
-static_assert(Same(MemKind::kDevice, pb::MEM_KIND_DEVICE));
-static_assert(Same(MemKind::kArray, pb::MEM_KIND_ARRAY));
-static_assert(Same(MemKind::kManaged, pb::MEM_KIND_MANAGED));
-static_assert(Same(MemKind::kManaged, pb::MemKind_MAX));
+#define GS_TRACE_ACTIVITY_KINDS(PAIR, SCHEMA_ONLY)                  \
+  SCHEMA_ONLY(pb::ACTIVITY_KIND_UNSPECIFIED)                        \
+  PAIR(ActivityKind::kKernel, pb::ACTIVITY_KIND_KERNEL)             \
+  PAIR(ActivityKind::kMemcpy, pb::ACTIVITY_KIND_MEMCPY)             \
+  PAIR(ActivityKind::kMemset, pb::ACTIVITY_KIND_MEMSET)             \
+  PAIR(ActivityKind::kSync, pb::ACTIVITY_KIND_SYNC)                 \
+  PAIR(ActivityKind::kMemoryAlloc, pb::ACTIVITY_KIND_MEMORY_ALLOC)  \
+  PAIR(ActivityKind::kMemoryFree, pb::ACTIVITY_KIND_MEMORY_FREE)    \
+  PAIR(ActivityKind::kCollective, pb::ACTIVITY_KIND_COLLECTIVE)
 
-static_assert(Same(ActivityKind::kKernel, pb::ACTIVITY_KIND_KERNEL));
-static_assert(Same(ActivityKind::kMemcpy, pb::ACTIVITY_KIND_MEMCPY));
-static_assert(Same(ActivityKind::kMemset, pb::ACTIVITY_KIND_MEMSET));
-static_assert(Same(ActivityKind::kSync, pb::ACTIVITY_KIND_SYNC));
-static_assert(Same(ActivityKind::kMemoryAlloc, pb::ACTIVITY_KIND_MEMORY_ALLOC));
-static_assert(Same(ActivityKind::kMemoryFree, pb::ACTIVITY_KIND_MEMORY_FREE));
-static_assert(Same(ActivityKind::kCollective, pb::ACTIVITY_KIND_COLLECTIVE));
-static_assert(Same(ActivityKind::kCollective, pb::ActivityKind_MAX));
+#define GS_TRACE_ACTIVITY_SOURCES(PAIR, SCHEMA_ONLY)                \
+  SCHEMA_ONLY(pb::ACTIVITY_SOURCE_UNSPECIFIED)                      \
+  PAIR(ActivitySource::kCupti, pb::ACTIVITY_SOURCE_CUPTI)           \
+  PAIR(ActivitySource::kEventPair, pb::ACTIVITY_SOURCE_EVENT_PAIR)
 
-static_assert(Same(ActivitySource::kCupti, pb::ACTIVITY_SOURCE_CUPTI));
-static_assert(Same(ActivitySource::kEventPair, pb::ACTIVITY_SOURCE_EVENT_PAIR));
-static_assert(Same(ActivitySource::kEventPair, pb::ActivitySource_MAX));
+// A missing case in a Tied() switch (an enumerator on one side only) is an error, not a warning.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+GS_ENUM_TIE(ApiClass, pb, ApiClass, GS_TRACE_API_CLASSES)
+GS_ENUM_TIE(ApiSource, pb, ApiSource, GS_TRACE_API_SOURCES)
+GS_ENUM_TIE(MemKind, pb, MemKind, GS_TRACE_MEM_KINDS)
+GS_ENUM_TIE(ActivityKind, pb, ActivityKind, GS_TRACE_ACTIVITY_KINDS)
+GS_ENUM_TIE(ActivitySource, pb, ActivitySource, GS_TRACE_ACTIVITY_SOURCES)
+#pragma GCC diagnostic pop
+
+#undef GS_TRACE_API_CLASSES
+#undef GS_TRACE_API_SOURCES
+#undef GS_TRACE_MEM_KINDS
+#undef GS_TRACE_ACTIVITY_KINDS
+#undef GS_TRACE_ACTIVITY_SOURCES
 
 }  // namespace trace_enums_internal
 
