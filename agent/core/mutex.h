@@ -3,8 +3,8 @@
 // The agent may not link Abseil (agent/CMakeLists.txt: Debian's static Abseil cannot go into a
 // shared library), so absl::Mutex is not available; this is std::mutex with the capability
 // attributes that let clang's -Wthread-safety check who holds what, and that state the lock order
-// where mutexes nest (GS_ACQUIRED_AFTER). With GCC the annotations compile to nothing and remain
-// the written contract.
+// where mutexes nest (GS_ACQUIRED_AFTER). With GCC the annotations compile to nothing; ctest's
+// lint.agent_thread_safety (thread_safety_check.py) runs clang's analysis over every agent source.
 //
 // Thread safety: as std::mutex (not recursive).
 #ifndef GPUSTALL_AGENT_CORE_MUTEX_H_

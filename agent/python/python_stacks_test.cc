@@ -29,10 +29,10 @@ void* g_fake_tstate = nullptr;
 extern "C" {
 FAKE_EXPORT void* PyGILState_GetThisThreadState() { return g_fake_tstate; }
 FAKE_EXPORT unsigned long Py_Version = 0;
-FAKE_EXPORT alignas(64) unsigned char PyCode_Type[512] = {};
-FAKE_EXPORT alignas(64) unsigned char PyBytes_Type[512] = {};
-FAKE_EXPORT alignas(64) unsigned char PyUnicode_Type[512] = {};
-FAKE_EXPORT alignas(64) unsigned char _PyRuntime[4096] = {};
+alignas(64) FAKE_EXPORT unsigned char PyCode_Type[512] = {};
+alignas(64) FAKE_EXPORT unsigned char PyBytes_Type[512] = {};
+alignas(64) FAKE_EXPORT unsigned char PyUnicode_Type[512] = {};
+alignas(64) FAKE_EXPORT unsigned char _PyRuntime[4096] = {};
 }
 
 namespace gs {

@@ -9,11 +9,11 @@
 
 #include <cuda_runtime_api.h>
 
-extern "C" {
+// cudaDeviceSynchronize takes no arguments (CUPTI passes no params struct). Outside the extern "C"
+// block below: an empty struct has no C layout (size 0 in C, 1 in C++; clang's -Wextern-c-compat).
+struct gs_no_params {};
 
-// cudaDeviceSynchronize takes no arguments (CUPTI passes no params struct).
-typedef struct gs_no_params {
-} gs_no_params;
+extern "C" {
 
 // __cudaLaunchKernel{,_ptsz} (cbids 505/506, new in CUDA 13). The toolkit ships no params struct;
 // this assumes CUPTI passes the arguments in declaration order, as it does for cudaLaunchKernel
