@@ -50,9 +50,11 @@ class FanOutSink final : public RecordSink {
 // The trace behind `file` (opened once, its first bytes read without moving the offset): those
 // bytes say which importer reads it, over the same descriptor — a PyTorch profiler JSON, plain or
 // gzip (analyzer/import/), or else a .gstrace (whose reader says what is wrong with anything else).
-absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file) {
+// An imported trace is read whole here: `progress` reports its reading as it goes.
+absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file,
+                                                         const std::function<void(uint64_t)>& progress) {
   if (IsImportedTrace(file.head())) {
-    absl::StatusOr<std::unique_ptr<ImportedTrace>> imported = OpenImported(file.Release(), file.path());
+    absl::StatusOr<std::unique_ptr<ImportedTrace>> imported = OpenImported(file.Release(), file.path(), progress);
     if (!imported.ok()) return imported.status();
     return TraceImporter::FromImported(std::move(*imported));
   }
@@ -69,11 +71,11 @@ absl::StatusOr<Analysis> AnalyzeEach(size_t count, const std::function<absl::Sta
     if (!file.ok()) return file.status();
     struct stat st {};
     const uint64_t size = hooks.progress && ::fstat(file->fd(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-    auto importer = OpenTrace(std::move(*file));
+    std::function<void(uint64_t)> progress;
+    if (hooks.progress) progress = [&hooks, i, size](uint64_t read) { hooks.progress(i, read, size); };
+    auto importer = OpenTrace(std::move(*file), progress);
     if (!importer.ok()) return importer.status();
-    if (hooks.progress) {
-      (*importer)->set_progress([&hooks, i, size](uint64_t read) { hooks.progress(i, read, size); });
-    }
+    if (progress) (*importer)->set_progress(progress);
     if (absl::Status s = AnalyzeTrace(importer->get(), options, &builder, i, hooks.observers); !s.ok()) return s;
   }
   return builder.Build();

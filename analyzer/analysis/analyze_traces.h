@@ -37,8 +37,9 @@ class TraceImporter;
 absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths,
                                        const AnalysisOptions& options = AnalysisOptions());
 
-// Progress after each chunk read: (index into `paths`, bytes of that file read so far, its size
-// or 0 when unknown). For a progress line on a terminal (cli/terminal/progress.h).
+// Progress after each chunk read (a .gstrace), or each buffer parsed (an imported trace, which is
+// read whole before its records are delivered): (index into `paths`, bytes of that file read so
+// far, its size or 0 when unknown). For a progress line on a terminal (cli/terminal/progress.h).
 using AnalyzeProgress = std::function<void(size_t index, uint64_t bytes_read, uint64_t file_bytes)>;
 
 struct AnalyzeHooks {

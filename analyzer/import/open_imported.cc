@@ -31,9 +31,10 @@ std::string HeadText(absl::string_view head) {
   return text;
 }
 
-absl::StatusOr<std::unique_ptr<ImportedTrace>> OpenImported(int fd, const std::string& path) {
+absl::StatusOr<std::unique_ptr<ImportedTrace>> OpenImported(int fd, const std::string& path,
+                                                            const std::function<void(uint64_t)>& progress) {
   // PyTorch profiler JSON is the only imported format so far: IsImportedTrace said it was JSON.
-  absl::StatusOr<std::unique_ptr<kineto::KinetoTrace>> t = kineto::KinetoTrace::FromFd(fd, path);
+  absl::StatusOr<std::unique_ptr<kineto::KinetoTrace>> t = kineto::KinetoTrace::FromFd(fd, path, progress);
   if (!t.ok()) return t.status();
   return std::unique_ptr<ImportedTrace>(std::move(*t));
 }

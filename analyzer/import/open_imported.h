@@ -24,6 +24,8 @@
 #define GPUSTALL_ANALYZER_IMPORT_OPEN_IMPORTED_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -47,8 +49,10 @@ std::string HeadText(absl::string_view head);
 
 // The importer that recognises the file behind `fd` (opened for reading, offset 0), reading it;
 // it owns `fd` from here on, even on error. Errors name `path` in one line. Only for a file whose
-// first bytes IsImportedTrace accepted.
-absl::StatusOr<std::unique_ptr<ImportedTrace>> OpenImported(int fd, const std::string& path);
+// first bytes IsImportedTrace accepted. Reading is most of the time an imported trace takes:
+// `progress`, when given, is called as it goes with the bytes of the file read so far.
+absl::StatusOr<std::unique_ptr<ImportedTrace>> OpenImported(
+    int fd, const std::string& path, const std::function<void(uint64_t bytes_read)>& progress = nullptr);
 
 // Names of the files a folder of ranks contributes besides .gstrace ones (PyTorch profiler traces
 // are written as *.json or *.json.gz): chosen by name, since nothing but the pass opens a trace.

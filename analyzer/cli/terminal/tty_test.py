@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tty_test.py -- gsanalyze's terminal behaviour under a real pseudo-terminal (ctest analyzer.cli.tty.*).
 
-    tty_test.py colour|progress --gsanalyze BIN --traces-tool BIN --work-dir DIR [--events N]
+    tty_test.py colour|progress|progress_json --gsanalyze BIN --traces-tool BIN --work-dir DIR [--events N]
 
 colour    `report` of a small trace: ANSI colour on a tty; none with NO_COLOR=1 (or any non-empty
           value); colour again with NO_COLOR="" (https://no-color.org: only non-empty disables);
@@ -10,6 +10,8 @@ progress  `report` of a large synthetic trace (N records, long enough to pass th
           on a tty the "analysing large.gstrace  NN%" line appears on stderr and is erased (blanks
           and "\\r") before the report begins; with stderr a pipe it never appears; a small trace
           on a tty (a quick analysis) shows none.
+progress_json  the same for a large PyTorch profiler JSON trace (150 MB, written here), whose
+          parse is most of its time: the line shows percentages below 100 while the JSON is read.
 Standard library only. Exit 0 pass, 1 fail.
 """
 import argparse
@@ -97,15 +99,59 @@ def progress(args, small, large):
     check("analysing" not in out, "a quick analysis drew a progress line")
 
 
+def write_big_json(path, megabytes):
+    """A PyTorch profiler trace of `megabytes` MB: one launch and two kernels, and between them
+    annotations the importer reads past (what makes the parse, not the analysis, take the time)."""
+    filler = ('{"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1 forward backward", '
+              '"pid": 0, "tid": 7, "ts": 1000.5, "dur": 3.25, "args": {"External id": 12345, "device": 0}},\n')
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, "traceEvents": [\n'
+                '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 900, '
+                '"dur": 5, "args": {"correlation": 1}},\n'
+                '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 910, "dur": 50, '
+                '"args": {"correlation": 1, "device": 0, "stream": 7}},\n')
+        chunk = filler * 10000
+        for _ in range(megabytes * 1000000 // len(chunk)):
+            f.write(chunk)
+        f.write('{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2000, "dur": 50, '
+                '"args": {"device": 0, "stream": 7}}]}\n')
+
+
+def progress_json(args, small, big):
+    out, _, rc = run_on_tty([args.gsanalyze, "report", big], env_with())
+    check(rc == 0, "report of the large JSON trace on a tty exited %d" % rc)
+    shown = [int(p) for p in re.findall(r"\ranalysing big\.json +(\d+)%", out)]
+    check(any(p < 100 for p in shown), "no progress line while the JSON was parsed (percentages %r):\n%s"
+          % (shown, out[:300]))
+    report_at = out.find("Data loss")
+    last = out.rfind("\ranalysing")
+    if shown and report_at >= 0:
+        check(last < report_at, "progress drawn after the report began")
+        check(re.search(r"\r +\r", out[last:report_at]) is not None, "the progress line was not erased")
+    print("JSON progress on a tty: percentages %r" % shown)
+    p = subprocess.run([args.gsanalyze, "report", big], env=env_with(), capture_output=True, text=True)
+    check(p.returncode == 0 and "analysing" not in p.stderr and "\r" not in p.stderr,
+          "progress in a pipe (exit %d): %r" % (p.returncode, p.stderr[:300]))
+    out, _, _ = run_on_tty([args.gsanalyze, "report", small], env_with())
+    check("analysing" not in out, "a quick JSON analysis drew a progress line")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=("colour", "progress"))
+    ap.add_argument("mode", choices=("colour", "progress", "progress_json"))
     ap.add_argument("--gsanalyze", required=True)
     ap.add_argument("--traces-tool", required=True)
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--events", type=int, default=12000000)
     args = ap.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
+    if args.mode == "progress_json":
+        big = os.path.join(args.work_dir, "big.json")
+        write_big_json(big, 150)
+        here = os.path.dirname(os.path.abspath(__file__))
+        progress_json(args, os.path.join(here, "..", "..", "import", "kineto", "testdata", "a100_triton.json.gz"), big)
+        os.remove(big)
+        return exit_status()
     events = args.events if args.mode == "progress" else 1000
     p = subprocess.run([args.traces_tool, args.work_dir, str(events)], capture_output=True, text=True)
     if not check(p.returncode == 0, "trace tool failed: %s" % p.stderr):

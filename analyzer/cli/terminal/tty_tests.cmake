@@ -3,7 +3,7 @@
 add_executable(gs_analyzer_tty_test_traces ${CMAKE_CURRENT_LIST_DIR}/tty_test_traces.cc)
 target_link_libraries(gs_analyzer_tty_test_traces PRIVATE gs_analyzer_trace_files)
 if(EXISTS /usr/bin/python3)
-  foreach(mode colour progress)
+  foreach(mode colour progress progress_json)
     add_test(NAME analyzer.cli.tty.${mode}
              COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/tty_test.py ${mode}
                      --gsanalyze $<TARGET_FILE:gsanalyze>
@@ -11,7 +11,9 @@ if(EXISTS /usr/bin/python3)
                      --work-dir ${CMAKE_CURRENT_BINARY_DIR}/tty_work/${mode})
   endforeach()
   # The large trace is ~12 M records: one at a time, and not beside the timing-sensitive suites.
-  set_tests_properties(analyzer.cli.tty.colour analyzer.cli.tty.progress PROPERTIES TIMEOUT 180)
+  # progress_json writes and parses a 150 MB JSON trace.
+  set_tests_properties(analyzer.cli.tty.colour analyzer.cli.tty.progress analyzer.cli.tty.progress_json
+                       PROPERTIES TIMEOUT 180)
 else()
   message(STATUS "gpustall: no /usr/bin/python3: analyzer.cli.tty.* not added")
 endif()

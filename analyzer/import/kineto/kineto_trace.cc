@@ -52,11 +52,17 @@ class Source {
 
 class GzFileSource final : public Source {
  public:
-  explicit GzFileSource(gzFile f) : f_(f) { gzbuffer(f_, 256 * 1024); }
+  explicit GzFileSource(gzFile f, KinetoTrace::Progress progress = nullptr) : f_(f), progress_(std::move(progress)) {
+    gzbuffer(f_, 256 * 1024);
+  }
   ~GzFileSource() override { gzclose(f_); }
   size_t Read(char* buf, size_t n) override {
     if (!error_.empty()) return 0;
     int got = gzread(f_, buf, static_cast<unsigned>(n));
+    if (progress_ && got > 0) {
+      const z_off_t at = gzoffset(f_);  // the file's bytes consumed (gzip: compressed)
+      if (at > 0) progress_(static_cast<uint64_t>(at));
+    }
     if (got < 0) {
       int code = 0;
       const char* msg = gzerror(f_, &code);
@@ -74,6 +80,7 @@ class GzFileSource final : public Source {
 
  private:
   gzFile f_;
+  KinetoTrace::Progress progress_;
   std::string error_;
 };
 
@@ -565,7 +572,8 @@ absl::StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Open(const std::string
   return FromFd(fd, path);
 }
 
-absl::StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::FromFd(int fd, const std::string& path) {
+absl::StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::FromFd(int fd, const std::string& path,
+                                                                 const Progress& progress) {
   struct stat st {};
   const bool sized = ::fstat(fd, &st) == 0;
   gzFile f = gzdopen(fd, "rb");
@@ -574,7 +582,7 @@ absl::StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::FromFd(int fd, const s
     ::close(fd);
     return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(err)));
   }
-  GzFileSource src(f);
+  GzFileSource src(f, progress);
   std::unique_ptr<KinetoTrace> t(new KinetoTrace());
   t->path_ = path;
   if (sized) t->file_bytes_ = static_cast<uint64_t>(st.st_size);

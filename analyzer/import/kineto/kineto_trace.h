@@ -48,6 +48,7 @@
 #define GPUSTALL_ANALYZER_IMPORT_KINETO_KINETO_TRACE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,10 +88,15 @@ struct KinetoCounts {
 
 class KinetoTrace final : public ImportedTrace {
  public:
+  // Called while the file is parsed, after each buffer, with the bytes of the file read so far
+  // (compressed bytes for gzip, as the file's size counts them): a progress line, since the parse
+  // is most of the time a large trace takes.
+  using Progress = std::function<void(uint64_t bytes_read)>;
   // Open: by name (tests, tools). FromFd: over a descriptor open for reading at offset 0, owned
   // from here on (the one pass, analysis/analyze_traces.cc, via import/open_imported.h).
   static absl::StatusOr<std::unique_ptr<KinetoTrace>> Open(const std::string& path);
-  static absl::StatusOr<std::unique_ptr<KinetoTrace>> FromFd(int fd, const std::string& path);
+  static absl::StatusOr<std::unique_ptr<KinetoTrace>> FromFd(int fd, const std::string& path,
+                                                             const Progress& progress = nullptr);
   // The same over JSON (or gzip) bytes in memory; `name` stands for the path.
   static absl::StatusOr<std::unique_ptr<KinetoTrace>> FromBuffer(const std::string& bytes,
                                                                  const std::string& name);

@@ -3,6 +3,7 @@
 // importer's SAX path): counts per category and the union of each device's work.
 #include "analyzer/import/kineto/kineto_trace.h"
 
+#include <fcntl.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -494,6 +495,28 @@ TEST(KinetoTraceTest, EveryCutAndFlipOfARealTraceIsAnErrorOrATrace) {
   }
   // Deep nesting is parsed iteratively (no recursion to overflow).
   run("{\"traceEvents\": [" + std::string(200000, '[') + std::string(200000, ']') + "]}");
+}
+
+// The parse is most of a large trace's time: it reports the file's bytes read as it goes (for the
+// terminal's progress line), not only once it is over.
+TEST(KinetoTraceTest, TheParseReportsProgressInBytesOfTheFile) {
+  const std::string gz = kData + "/v100_resnet50_workers0.pt.trace.json.gz";
+  const std::string plain = ::testing::TempDir() + "/workers0.json";
+  std::ofstream(plain, std::ios::binary) << Gunzip(gz);  // 9.6 MB: ten 1 MiB buffers
+  for (const std::string& path : {plain, gz}) {
+    std::vector<uint64_t> seen;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    auto t = KinetoTrace::FromFd(fd, path, [&seen](uint64_t bytes) { seen.push_back(bytes); });
+    ASSERT_TRUE(t.ok()) << t.status();
+    ASSERT_FALSE(seen.empty()) << path;
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end())) << path;
+    EXPECT_EQ(seen.back(), (*t)->file_bytes()) << path;  // all of it, compressed bytes for gzip
+    if (path == plain) {
+      EXPECT_GE(seen.size(), 9u);
+      EXPECT_LT(seen.front(), (*t)->file_bytes() / 4);  // from the start, not at the end
+    }
+  }
 }
 
 TEST(KinetoTraceTest, OnlyJsonLooksLikeJson) {
