@@ -1,6 +1,7 @@
 # kineto.cli.*: gsanalyze's subcommands on the real PyTorch profiler traces in testdata/, found by
 # content (a copy without .json in its name), alone, several, a folder of ranks; bad JSON exits 2
-# like a bad .gstrace. kineto.hta.*: HTA's idle time equals gsanalyze's (kineto_hta_test.py).
+# like a bad .gstrace. kineto.hta.*: HTA's idle time equals gsanalyze's, over the complete profiler
+# steps and per step (kineto_hta_test.py).
 set(_kt_data ${CMAKE_CURRENT_SOURCE_DIR}/testdata)
 set(_kt_dir ${CMAKE_CURRENT_BINARY_DIR}/cli)
 # Inputs made at test time: a trace under a name that says nothing, bad JSON of each kind.
@@ -14,33 +15,33 @@ zcat '${_kt_data}/multirank/rank-0.json.gz' | head -c 900000 > cut.json && \
 head -c 60000 '${_kt_data}/multirank/rank-1.json.gz' > cut.json.gz")
 set_tests_properties(kineto.cli.make_inputs PROPERTIES FIXTURES_SETUP kineto_cli_inputs)
 
-# kineto_cli_case(NAME EXPECTED_EXIT ARGS... [MATCH regex]): `gsanalyze ARGS` in ${_kt_dir}.
-function(kineto_cli_case name expected)
-  cmake_parse_arguments(PARSE_ARGV 2 CASE "" "MATCH" "")
-  set(cmd "cd '${_kt_dir}' && '$<TARGET_FILE:gsanalyze>'")
-  foreach(arg IN LISTS CASE_UNPARSED_ARGUMENTS)
-    string(APPEND cmd " '${arg}'")
-  endforeach()
-  string(APPEND cmd " >out.${name} 2>&1; rc=$?; cat out.${name}; echo exit=$rc; test $rc -eq ${expected}")
-  add_test(NAME kineto.cli.${name} COMMAND sh -c "${cmd}")
-  set_tests_properties(kineto.cli.${name} PROPERTIES FIXTURES_REQUIRED kineto_cli_inputs)
-  if(CASE_MATCH)
-    set_tests_properties(kineto.cli.${name} PROPERTIES PASS_REGULAR_EXPRESSION "${CASE_MATCH}")
-  endif()
+# kineto_cli_case(NAME EXPECTED_EXIT ARGS... MATCH regex [THEN command]): `gsanalyze ARGS` in
+# ${_kt_dir} as kineto.cli.NAME; the exit code and the output both checked (cmake/GsCliCase.cmake).
+include(GsCliCase)
+function(kineto_cli_case)
+  gs_analyzer_cli_case(${ARGV} DIR ${_kt_dir} PREFIX kineto.cli FIXTURE kineto_cli_inputs)
 endfunction()
 
 #               name               exit  arguments
 kineto_cli_case(report_2x          0     report --width 200 ${_kt_data}/a100_alexnet.pt.trace.json.gz MATCH "capture PyTorch profiler \\(Kineto JSON, PyTorch 2.x.*GPU 0 \\(NVIDIA A100-PG509-200\\).*79 kernels, 16 copies, 3 memsets.*exit=0")
 kineto_cli_case(report_by_content  0     report alexnet.bin MATCH "NVIDIA A100.*exit=0")
 kineto_cli_case(report_legacy      0     report ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz MATCH "DataLoader.*exit=0")
-kineto_cli_case(report_rocm        0     report ${_kt_data}/mi250_rocm6.2.json.gz MATCH "exit=0")
-kineto_cli_case(report_json        0     report --json ${_kt_data}/a100_triton.json.gz MATCH "triton_poi_fused_add_cos_sin_0|\"schema_version\".*exit=0")
-kineto_cli_case(report_ranks       0     report ${_kt_data}/multirank MATCH "[Rr]ank.*exit=0")
-kineto_cli_case(summarize          0     summarize -o ${_kt_dir}/rank0.gssummary ${_kt_data}/multirank/rank-0.json.gz MATCH "exit=0")
-kineto_cli_case(html               0     html -o ${_kt_dir}/alexnet.html ${_kt_data}/a100_alexnet.pt.trace.json.gz MATCH "exit=0")
-kineto_cli_case(export_chrome      0     export --chrome ${_kt_dir}/alexnet.chrome.json ${_kt_data}/a100_alexnet.pt.trace.json.gz MATCH "exit=0")
-kineto_cli_case(export_collapsed   0     export --collapsed ${_kt_dir}/w0.folded ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz MATCH "exit=0")
-kineto_cli_case(diff               0     diff ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz ${_kt_data}/v100_resnet50_workers4.pt.trace.json.gz MATCH "exit=0")
+kineto_cli_case(report_rocm        0     report ${_kt_data}/mi250_rocm6.2.json.gz MATCH "GPU 2 \\(AMD Radeon Graphics\\).*14 kernels, 2 copies, 0 memsets.*exit=0")
+kineto_cli_case(report_json        0     report --json ${_kt_data}/a100_triton.json.gz MATCH "^{\n  \"schema_version\": 1,.*\"path\": \"[^\"]*a100_triton.json.gz\",.*\"capture_mode\": \"PyTorch profiler \\(Kineto JSON.*\"name\": \"NVIDIA A100-PG509-200\",.*\"kernels\": 1,.*\n}\nexit=0")
+kineto_cli_case(report_ranks       0     report ${_kt_data}/multirank MATCH "Ranks \\(2 ranks, 10 collective steps compared.*rank 0 \\(pid 4037\\).*rank 1 \\(pid 4045\\).*exit=0")
+kineto_cli_case(summarize          0     summarize -o ${_kt_dir}/rank0.gssummary ${_kt_data}/multirank/rank-0.json.gz
+                THEN "'$<TARGET_FILE:gsanalyze>' report --width 200 rank0.gssummary"
+                MATCH "rank 0 \\(pid 4037\\): 10 collective steps, [0-9]+ stacks -> .*rank0.gssummary\nexit=0\nthen:\n.*Ranks \\(1 rank.*rank 0 \\(pid 4037\\) +[0-9.]+%")
+kineto_cli_case(html               0     html -o ${_kt_dir}/alexnet.html ${_kt_data}/a100_alexnet.pt.trace.json.gz
+                THEN "grep -o '<title>[^<]*' alexnet.html"
+                MATCH "wrote .*alexnet.html: [0-9]+ KiB, [0-9]+ records.*exit=0\nthen:\n<title>gpustall report: .*a100_alexnet.pt.trace.json.gz")
+kineto_cli_case(export_chrome      0     export --chrome ${_kt_dir}/alexnet.chrome.json ${_kt_data}/a100_alexnet.pt.trace.json.gz
+                THEN "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/analyzer/export/check_chrome_trace.py' alexnet.chrome.json"
+                MATCH "wrote .*alexnet.chrome.json: ([0-9]+) events \\(98 GPU activities.*exit=0\nthen:\nok: [0-9]+ events, 98 flows")
+kineto_cli_case(export_collapsed   0     export --collapsed ${_kt_dir}/w0.folded ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz
+                THEN "head -n 3 w0.folded"
+                MATCH "wrote .*w0.folded: [1-9][0-9]* stacks, [0-9.]+ ms of idle time\nexit=0\nthen:\nProfilerStep#[0-9]+.[^\n]+ [1-9][0-9]*\n")
+kineto_cli_case(diff               0     diff ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz ${_kt_data}/v100_resnet50_workers4.pt.trace.json.gz MATCH "GPU-Util \\(compute busy / wall\\) +[0-9.]+% -> [0-9.]+%.*steady-state idle.*Idle by cause.*host work.*exit=0")
 kineto_cli_case(cut_json_warns     0     report cut.json MATCH "warning: .*ends early.*exit=0")
 kineto_cli_case(cut_gzip_warns     0     report cut.json.gz MATCH "warning: .*ends early.*exit=0")
 kineto_cli_case(not_json           2     report not_json.json MATCH "not_json.json: .*exit=2")
@@ -48,8 +49,11 @@ kineto_cli_case(wrong_shape        2     report wrong_shape.json MATCH "wrong_sh
 kineto_cli_case(cpu_only           2     report cpu_only.json MATCH "without GPU events.*exit=2")
 
 if(GS_TEST_VENV_PYTHON)
-  foreach(trace a100_alexnet.pt.trace.json.gz multirank/rank-0.json.gz multirank/rank-1.json.gz
-                v100_resnet50_workers0.pt.trace.json.gz v100_resnet50_workers4.pt.trace.json.gz)
+  # Every real trace in testdata/, the full-length one with many steps included.
+  foreach(trace a100_alexnet.pt.trace.json.gz a100_triton.json.gz mi250_rocm6.2.json.gz
+                multirank/rank-0.json.gz multirank/rank-1.json.gz
+                v100_resnet50_workers0.pt.trace.json.gz v100_resnet50_workers4.pt.trace.json.gz
+                v100_resnet50_workers0_full.pt.trace.json.gz)
     string(REGEX REPLACE "[./].*$" "" _n "${trace}")
     if(trace MATCHES "^multirank/(.*)\\.json\\.gz$")
       set(_n ${CMAKE_MATCH_1})
@@ -62,6 +66,12 @@ if(GS_TEST_VENV_PYTHON)
     set_tests_properties(kineto.hta.${_n} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 LABELS hta)
   endforeach()
 endif()
+# Without HTA: the text report's step window and per-step rows on the full-length trace (the
+# figures kineto.hta.v100_resnet50_workers0_full checks against HTA), beside the first-to-last ones.
+add_test(NAME kineto.steps.full_report
+         COMMAND sh -c "'$<TARGET_FILE:gsanalyze>' report --width 200 '${_kt_data}/v100_resnet50_workers0_full.pt.trace.json.gz'; echo exit=$?")
+set_tests_properties(kineto.steps.full_report PROPERTIES PASS_REGULAR_EXPRESSION
+  "steady state 393 ms in [0-9]+ gaps[^\n]*\n  over 5 complete profiler steps \\(ProfilerStep#5–#9\\), as HTA: idle 327 ms, busy 503 ms of 830 ms, GPU-Util 59\\.3% \\(first GPU work to last: idle 393 ms, GPU-Util 59\\.4%; ProfilerStep#10 left out, incomplete\\)\n    ProfilerStep#5: idle 18\\.2 ms, busy 101 ms of 119 ms, GPU-Util 82\\.9%\n(    ProfilerStep#[6-8]: [^\n]+\n){3}    ProfilerStep#9: idle 19\\.3 ms.*exit=0")
 kineto_cli_case(export_kineto      0     export --kineto ${_kt_dir}/w0.kineto.json ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz MATCH "wrote .*idle intervals.*exit=0")
 # What `export --chrome` wrote from a PyTorch profiler trace reads as a viewer reads it.
 add_test(NAME kineto.cli.export_chrome_is_valid
