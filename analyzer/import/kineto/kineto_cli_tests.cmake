@@ -83,3 +83,18 @@ add_test(NAME kineto.cli.mixed_with_gstrace
          COMMAND sh -c "'$<TARGET_FILE:gsanalyze>' report '${CMAKE_BINARY_DIR}/analyzer/cli/cli_traces/starved.gstrace' '${_kt_data}/a100_triton.json.gz'; echo exit=$?")
 set_tests_properties(kineto.cli.mixed_with_gstrace PROPERTIES FIXTURES_REQUIRED "kineto_cli_inputs;analyzer_cli_traces"
                      PASS_REGULAR_EXPRESSION "2 traces.*starved.gstrace.*a100_triton.json.gz.*exit=0")
+# A trace with one kernel 53 years after the rest (a timestamp that cannot be real): the rest is
+# analysed, and the report says what was dropped (as for a .gstrace's impossible records).
+add_test(NAME kineto.cli.make_stray_input COMMAND sh -c "mkdir -p '${_kt_dir}' && cd '${_kt_dir}' && \
+printf '{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1000, \"dur\": 2, \"args\": {\"correlation\": 1}}, \
+{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1005, \"dur\": 5, \"args\": {\"correlation\": 1, \"device\": 0, \"stream\": 7}}, \
+{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 2005, \"dur\": 10, \"args\": {\"device\": 0, \"stream\": 7}}, \
+{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 1695835572943613, \"dur\": 1, \"args\": {\"device\": 0}}]}' > stray.json")
+set_tests_properties(kineto.cli.make_stray_input PROPERTIES FIXTURES_SETUP kineto_cli_inputs)
+kineto_cli_case(stray_event_dropped 0    report --width 200 stray.json MATCH "Data loss: 1 other records dropped\nwarning: stray.json: 1 event dropped: times that cannot be real.*GPU 0 — GPU-Util [0-9.]+% over 1.01 ms.*2 kernels, 0 copies.*exit=0")
+# Synchronisations keep their stream: the stream-wait evidence shows on the A100 trace.
+kineto_cli_case(stream_wait_evidence 0   report --width 200 ${_kt_data}/a100_alexnet.pt.trace.json.gz MATCH "work queued before the device went idle \\([1-9][0-9]* after a cudaStreamWaitEvent\\).*exit=0")
+# Ranks' clocks: the real job's traces have epoch timestamps and no baseTimeNanoseconds (said so,
+# no header pairs claimed), and its world size; two traces with baseTimeNanoseconds are aligned by it.
+kineto_cli_case(ranks_clocks_epoch 0     report --width 250 ${_kt_data}/multirank MATCH "Ranks \\(2 ranks, 10 collective steps compared. clocks: wall clocks aligned by each rank's epoch timestamps as written, no baseTimeNanoseconds \\(NTP agreement unmeasured\\).*world size 128 \\(as the traces say\\): 2 of its ranks are here.*exit=0")
+kineto_cli_case(ranks_clocks_base  0     report --json ${_kt_data}/a100_triton.json.gz ${_kt_data}/mi250_rocm6.2.json.gz MATCH "\"clock_offset_ns\": 7889238000000000\n.*\"method\": \"wall clocks aligned by each rank's baseTimeNanoseconds \\(NTP agreement unmeasured\\)\".*exit=0")
