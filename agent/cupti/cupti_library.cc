@@ -46,7 +46,9 @@ std::vector<std::string> CuptiCandidatePaths(const std::string& explicit_path,
                                              const std::string& loaded_cudart_path) {
   std::vector<std::string> paths;
   if (!explicit_path.empty()) paths.push_back(explicit_path);
-  paths.push_back(kSoname);  // the loader's search path
+  // Beside the runtime before the loader's search path: a job on the runtime of its Python's
+  // nvidia wheels must not get a toolkit's CUPTI that ld.so.cache happens to list (CUPTI and the
+  // runtime come from one CUDA release).
   if (!loaded_cudart_path.empty()) {
     const std::string dir = DirName(loaded_cudart_path);
     paths.push_back(dir + "/" + kSoname);                              // toolkit lib64, nvidia/cu13/lib
@@ -54,6 +56,7 @@ std::vector<std::string> CuptiCandidatePaths(const std::string& explicit_path,
     paths.push_back(dir + "/../../cu13/lib/" + kSoname);               // mixed wheel layouts
     paths.push_back(dir + "/../extras/CUPTI/lib64/" + kSoname);        // toolkit: lib64 → extras
   }
+  paths.push_back(kSoname);  // the loader's search path
   AddToolkitRoot(std::getenv("CUDA_HOME"), &paths);
   AddToolkitRoot(std::getenv("CUDA_PATH"), &paths);
   AddToolkitRoot("/usr/local/cuda", &paths);

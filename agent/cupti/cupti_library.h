@@ -6,11 +6,13 @@
 //   1. a libcupti.so.* already mapped in the process (torch's, for example): a second CUPTI
 //      instance would collide with it at the driver level anyway;
 //   2. GS_CUPTI_LIBRARY (an explicit path);
-//   3. "libcupti.so.13" on the loader's search path (LD_LIBRARY_PATH, RUNPATH, ld.so.cache);
-//   4. next to the libcudart.so.* the process actually loaded, including the pip wheel layouts
+//   3. next to the libcudart.so.* the process actually loaded, including the pip wheel layouts
 //      (nvidia/cu13/lib holds both; nvidia/cuda_runtime/lib → nvidia/cuda_cupti/lib) and the
-//      toolkit layout (lib64 → extras/CUPTI/lib64);
+//      toolkit layout (lib64 → extras/CUPTI/lib64): CUPTI from the job's own CUDA release;
+//   4. "libcupti.so.13" on the loader's search path (LD_LIBRARY_PATH, RUNPATH, ld.so.cache);
 //   5. the toolkit folders ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/local/cuda-13*).
+// This is the one place that rule lives: the gpustall front end names no CUPTI, it reports the
+// one the trace says was used.
 //
 // Thread safety: Load is called once, by the capture source's Start; afterwards the table is
 // read-only.
