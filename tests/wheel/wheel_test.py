@@ -294,7 +294,15 @@ def case_venv(args):
         _, out, err = v.gpustall("run", "--simgpu", "-o", "single/", "--", v.python, workload, "--steps", "8")
         traces = glob.glob(os.path.join(v.work, "single", "*.gstrace"))
         check(len(traces) == 1, "run: traces %s; stderr %s" % (traces, err))
-        check("traces in %s/" % os.path.join(v.work, "single") in err, "no 'traces in' line: %r" % err)
+        single = os.path.join(v.work, "single")
+        check("traces go to %s/" % single in err, "no 'traces go to' line: %r" % err)
+        if traces:  # at the end, what was written and how the agent captured it (from the trace)
+            check("wrote 1 trace in %s/: %s (capture cupti: " % (single, os.path.basename(traces[0])) in err,
+                  "no 'wrote 1 trace' line at exit: %r" % err)
+        # A program that never touches CUDA: nothing written, and the last line says so.
+        rc, _, err = v.gpustall("run", "-o", "nocuda/", "--", v.python, "-c", "print('no cuda')")
+        check("no trace written in %s/: no CUDA work was seen" % os.path.join(v.work, "nocuda") in err
+              and "wrote" not in err, "no-CUDA run: %r" % err)
         if traces:
             _, out, _ = v.gpustall("report", "--json", traces[0])
             check(json.loads(out).get("traces") is not None, "report --json: %s" % out[:300])
@@ -315,9 +323,10 @@ def case_venv(args):
         ranks = sorted(os.path.basename(t) for t in glob.glob(os.path.join(v.work, "gpustall-wheeljob", "*.gstrace")))
         check(len(ranks) == 2 and "-r0-" in ranks[0] and "-r1-" in ranks[1], "per-rank traces: %s" % ranks)
 
-        # 4. a PyTorch-style environment: the CUDA runtime and CUPTI in this Python's
-        #    site-packages/nvidia/cu13/lib (simgpu's, standing in for NVIDIA's wheels). The front
-        #    end finds them, says so, and the agent records through that CUPTI.
+        # 4. CUPTI is the agent's choice: the one beside the runtime the job loaded, whichever
+        #    Python runs the front end. a. A PyTorch-style environment: the CUDA runtime and CUPTI
+        #    in this Python's site-packages/nvidia/cu13/lib (simgpu's, standing in for NVIDIA's
+        #    wheels): the agent records through that CUPTI, and the front end's last line says so.
         _, site_dir, _ = v.sh([v.python, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"])
         fake = os.path.join(site_dir.strip(), "nvidia", "cu13", "lib")
         os.makedirs(fake)
@@ -326,13 +335,20 @@ def case_venv(args):
             shutil.copy(os.path.join(simgpu_lib, lib), fake)
         _, out, err = v.gpustall("run", "-o", "wheels/", "--", v.python, workload, "--steps", "5",
                                  env=dict(v.env, GS_CUDART_PATH=os.path.join(fake, "libcudart.so.13")))
-        check("runtime %s" % os.path.join(fake, "libcudart.so.13") in err and
-              "CUPTI %s" % os.path.join(fake, "libcupti.so.13") in err, "nvidia wheels not reported: %r" % err)
+        wheel_cupti = os.path.join(os.path.realpath(fake), "libcupti.so.13")
+        check("(capture cupti: %s " % wheel_cupti in err, "the nvidia wheel's CUPTI not reported: %r" % err)
         traces = glob.glob(os.path.join(v.work, "wheels", "*.gstrace"))
         check(len(traces) == 1, "nvidia-wheel run: traces %s" % traces)
         if traces:
             _, out, _ = v.gpustall("report", traces[0])
             check("capture cupti" in out, "the agent did not record through the wheel's CUPTI: %s" % out[:400])
+        #    b. The same front end, a job on another runtime (the package's simgpu one, standing in
+        #       for another environment's): the CUPTI beside that runtime, never this Python's.
+        other_lib = os.path.realpath(simgpu_lib)
+        _, out, err = v.gpustall("run", "-o", "other/", "--", v.python, workload, "--steps", "5",
+                                 env=dict(v.env, GS_CUDART_PATH=os.path.join(other_lib, "libcudart.so.13")))
+        check("(capture cupti: %s " % os.path.join(other_lib, "libcupti.so.13") in err and wheel_cupti not in err,
+              "a job on another runtime got this Python's CUPTI: %r" % err)
         shutil.rmtree(os.path.join(site_dir.strip(), "nvidia"))
 
         # 5. on demand: a dormant job, a window opened and closed with gpustall start/stop.

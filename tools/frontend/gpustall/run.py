@@ -8,21 +8,27 @@ python x.py`, `srun gpustall run python x.py`, `mpirun gpustall run ./app`. In o
      2, nothing started;
   3. LD_PRELOAD (ours first, never a second libgsagent.so), CUDA_INJECTION64_PATH (only if unset
      or "none": another tool's injection is kept), NVTX_INJECTION64_PATH (same rule), GS_OUTPUT (a
-     per-job folder and a rank-aware file name; the agent expands %h %r %p itself), and, when this
-     Python has NVIDIA's CUDA wheels, GS_CUPTI_LIBRARY (cuda.py);
+     per-job folder and a rank-aware file name; the agent expands %h %r %p itself). Which CUPTI
+     the job uses is the agent's rule alone (the one beside the CUDA runtime the job loaded:
+     agent/cupti/cupti_library.h): the job's Python need not be this one;
   4. without --analyze, exec COMMAND: its exit status, death by signal, signals, stdio and pid are
-     its own; with --analyze, run it as a child (same process group and stdin), forward
-     INT/TERM/HUP/USR1/USR2, wait, print `gsanalyze report` of the traces it wrote on stderr, and
-     exit with its status (128+N after death by signal N).
+     its own; a small process of ours, outside the job's process group, waits for it to end and
+     then says which traces it wrote and how the agent captured them (read from the trace), or
+     that no CUDA work was seen; with --analyze, run it as a child (same process group and stdin),
+     forward INT/TERM/HUP/USR1/USR2, wait, print `gsanalyze report` of the traces it wrote on
+     stderr, and exit with its status (128+N after death by signal N).
 """
 import os
+import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from fnmatch import fnmatchcase
 
-from gpustall import __version__, cuda, native
+from gpustall import __version__, native
 
 USAGE = """usage: {prog} [options] [--] COMMAND ARGS...
 
@@ -31,7 +37,7 @@ trace per CUDA process. Put it where the job wrapper starts the training process
   {prog} torchrun --nproc-per-node 8 train.py
   torchrun --nproc-per-node 8 --no-python {prog} python train.py
   srun {prog} python train.py
-  mpirun -np 16 {prog} ./app
+  mpirun -np 16 {prog} -o run1/ ./app     (a bare mpirun gives no job id: name the folder)
 
 options:
   -o, --output DIR_OR_PATTERN
@@ -54,7 +60,7 @@ options:
       --agent PATH  libgsagent.so to use (default: the one installed with this command)
       --gsanalyze PATH
                     gsanalyze for --analyze (default: the one installed with this command)
-  -q, --quiet       no "traces in ..." and "CUDA ..." lines
+  -q, --quiet       no "traces go to ..." line, nor the one at the end saying what was written
   -h, --help        this text
       --version     the version
 
@@ -187,12 +193,6 @@ def prepare(o, prog, env):
     if o.simgpu:
         env["LD_LIBRARY_PATH"] = n.simgpu_lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     messages = []
-    wheel_libs = {"runtime": None, "cupti": None}
-    if not o.simgpu and env.get("GS_CUPTI", "auto") != "off":
-        wheel_libs = cuda.find_wheel_libraries()
-        if wheel_libs["cupti"] and not env.get("GS_CUPTI_LIBRARY"):
-            env["GS_CUPTI_LIBRARY"] = wheel_libs["cupti"]
-
     plan = ask_agent(agent_env, env, o.output)
     if "error" in plan:
         var = plan.get("error_variable", "")
@@ -230,10 +230,7 @@ def prepare(o, prog, env):
             raise UsageError("cannot create the trace folder '%s': %s" % (trace_dir, e.strerror))
     env["GS_OUTPUT"] = plan["gs_output"]
     if plan.get("rank", "") in ("", "0"):
-        messages.append("traces in %s/" % trace_dir)
-        if wheel_libs["runtime"] or wheel_libs["cupti"]:
-            messages.append("CUDA from this Python's nvidia wheels: runtime %s, CUPTI %s" % (
-                wheel_libs["runtime"] or "-", env.get("GS_CUPTI_LIBRARY") or "-"))
+        messages.append("traces go to %s/" % trace_dir)
     return plan, messages
 
 
@@ -243,6 +240,111 @@ def list_traces(plan):
         return set()
     return {os.path.join(folder, f) for f in os.listdir(folder)
             if fnmatchcase(f, plan["glob"]) and os.path.isfile(os.path.join(folder, f))}
+
+
+def capture_of(gsanalyze, trace):
+    """How the agent captured `trace`, from its header ("cupti: /x/libcupti.so.13 (CUPTI API ...)"),
+    as gsanalyze dump prints it; "" when it cannot say. Only the header is read."""
+    if not gsanalyze or not os.access(gsanalyze, os.X_OK):
+        return ""
+    try:
+        p = subprocess.Popen([gsanalyze, "dump", trace], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+    except OSError:
+        return ""
+    found = ""
+    try:
+        for raw in p.stdout:
+            line = raw.decode(errors="replace")
+            if line.startswith("header.capture "):
+                fields = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', line))
+                found = fields.get("text", "") + (": " + fields["detail"] if fields.get("detail") else "")
+                break
+            if not line.startswith(("#", "header.")):
+                break
+    finally:
+        p.kill()
+        p.wait()
+    return found
+
+
+def exit_report(me, plan, before, gsanalyze, on_demand):
+    """The line said when the command has ended: the traces it wrote, or why there is none."""
+    folder = plan["trace_dir"]
+    traces = sorted(list_traces(plan) - before)
+    if not traces:
+        why = "no capture window was opened (gpustall start)" if on_demand else "no CUDA work was seen"
+        return "%s: no trace written in %s/: %s" % (me, folder, why)
+    names = ", ".join(os.path.basename(t) for t in traces[:3]) + (", ..." if len(traces) > 3 else "")
+    line = "%s: wrote %d trace%s in %s/: %s" % (me, len(traces), "" if len(traces) == 1 else "s", folder, names)
+    capture = capture_of(gsanalyze, traces[0])
+    return line + (" (capture %s)" % capture if capture else "")
+
+
+def wait_for_exit(pid):
+    """Returns when process `pid` (not our child) has ended."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        try:
+            select.select([fd], [], [])
+        finally:
+            os.close(fd)
+        return
+    while True:  # kernels before 5.3: the process is gone or a zombie
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except (OSError, IndexError):
+            return
+        time.sleep(0.2)
+
+
+def start_exit_reporter(me, plan, gsanalyze, on_demand):
+    """Before exec: a process of ours (detached: not the command's child, not in its process group
+    or session) that waits for this pid, which is about to become the command, and then prints
+    exit_report on stderr. Returns once it watches, so even an instant command is seen to end."""
+    if "%" in plan["trace_dir"]:
+        return  # the folder depends on the process (%p, %h, ...): nothing to list
+    before = list_traces(plan)
+    target = os.getpid()
+    ready_r, ready_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    first = os.fork()
+    if first == 0:
+        try:
+            os.close(ready_r)
+            os.setsid()
+            if os.fork() != 0:
+                os._exit(0)
+            devnull = os.open(os.devnull, os.O_RDWR)
+            os.dup2(devnull, 0)
+            os.dup2(devnull, 1)
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+                signal.signal(sig, signal.SIG_IGN)
+            try:
+                fd = os.pidfd_open(target)
+            except (AttributeError, OSError):
+                fd = None
+            os.write(ready_w, b"1")
+            os.close(ready_w)
+            if fd is not None:
+                select.select([fd], [], [])
+            else:
+                wait_for_exit(target)
+            line = exit_report(me, plan, before, gsanalyze, on_demand)
+            os.write(2, (line + "\n").encode(errors="replace"))
+        except BaseException:
+            pass
+        os._exit(0)
+    os.close(ready_w)
+    os.waitpid(first, 0)
+    os.read(ready_r, 1)  # "" if it failed before watching: then there is no report
+    os.close(ready_r)
 
 
 def from_terminal():
@@ -319,6 +421,9 @@ def main(argv, prog="gpustall run"):
         for m in messages:
             print("%s: %s" % (me, m), file=sys.stderr)
     if not o.analyze:
+        if not o.quiet and plan.get("rank", "") in ("", "0"):
+            start_exit_reporter(me, plan, o.gsanalyze or native.locate().gsanalyze,
+                                env.get("GS_ON_DEMAND", "0") not in ("", "0"))
         native.default_signals()
         sys.stdout.flush()
         sys.stderr.flush()
