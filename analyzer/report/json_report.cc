@@ -191,6 +191,7 @@ Json RanksJson(const RanksSection& r) {
   for (const std::string& n : r.notes) notes.Push(n);
   return Json::Object()
       .Set("rows", std::move(rows))
+      .Set("world_size", r.world_size ? Json(*r.world_size) : Json())
       .Set("steps_compared", r.steps_compared)
       .Set("total_delay_ns", r.total_delay_ns)
       .Set("clocks", Json::Object()

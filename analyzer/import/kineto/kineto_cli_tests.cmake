@@ -98,3 +98,4 @@ kineto_cli_case(stream_wait_evidence 0   report --width 200 ${_kt_data}/a100_ale
 # no header pairs claimed), and its world size; two traces with baseTimeNanoseconds are aligned by it.
 kineto_cli_case(ranks_clocks_epoch 0     report --width 250 ${_kt_data}/multirank MATCH "Ranks \\(2 ranks, 10 collective steps compared. clocks: wall clocks aligned by each rank's epoch timestamps as written, no baseTimeNanoseconds \\(NTP agreement unmeasured\\).*world size 128 \\(as the traces say\\): 2 of its ranks are here.*exit=0")
 kineto_cli_case(ranks_clocks_base  0     report --json ${_kt_data}/a100_triton.json.gz ${_kt_data}/mi250_rocm6.2.json.gz MATCH "\"clock_offset_ns\": 7889238000000000\n.*\"method\": \"wall clocks aligned by each rank's baseTimeNanoseconds \\(NTP agreement unmeasured\\)\".*exit=0")
+kineto_cli_case(ranks_world_json   0     report --json ${_kt_data}/multirank MATCH "\"ranks\": {\n    \"rows\": \\[.*\n    \\],\n    \"world_size\": 128,.*exit=0")
