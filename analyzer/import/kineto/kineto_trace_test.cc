@@ -1,6 +1,6 @@
 // Real PyTorch profiler traces (testdata/README.md) through the importer and the analysis. The
 // expected numbers are computed here from the JSON itself, with RapidJSON's DOM (not the
-// importer's SAX path): counts per category and the union of each device's work.
+// importer's SAX path): counts per category, the union of each device's work and the gaps in it.
 #include "analyzer/import/kineto/kineto_trace.h"
 
 #include <fcntl.h>
@@ -48,6 +48,8 @@ std::string Gunzip(const std::string& path) {
 struct JsonSums {
   uint64_t kernels = 0, memcpys = 0, memsets = 0, runtime = 0;
   std::map<uint32_t, double> busy_us;  // per device: union of kernels, copies, memsets
+  std::map<uint32_t, double> gaps_us;  // per device: the gaps between that union's pieces
+  std::map<uint32_t, uint64_t> gaps;
   std::set<std::string> cats;
 };
 
@@ -71,9 +73,16 @@ JsonSums SumsOf(const std::string& json) {
   for (auto& [device, v] : work) {
     std::sort(v.begin(), v.end());
     double busy = 0, a = v[0].first, b = v[0].second;
+    s.gaps_us[device] = 0, s.gaps[device] = 0;
     for (const auto& [s0, e0] : v) {
-      if (s0 > b) busy += b - a, a = s0, b = e0;
-      else b = std::max(b, e0);
+      if (s0 > b) {
+        busy += b - a;
+        s.gaps_us[device] += s0 - b;
+        ++s.gaps[device];
+        a = s0, b = e0;
+      } else {
+        b = std::max(b, e0);
+      }
     }
     s.busy_us[device] = busy + (b - a);
   }
@@ -118,7 +127,12 @@ TEST_P(RealTrace, KernelsCopiesAndBusyTimeEqualTheJsonsOwnSums) {
     const double want_ns = want.busy_us.at(d.device) * 1000.0;
     EXPECT_NEAR(static_cast<double>(d.busy_ns), want_ns, 1.0 + (want.kernels + want.memcpys + want.memsets))
         << "device " << d.device;
-    EXPECT_EQ(d.idle_ns, d.wall_ns - d.busy_ns);
+    // Steady-state idle against the JSON's own gaps between that union's pieces, added up one by
+    // one here (the analysis takes its steady window less its busy time), and as many gaps.
+    EXPECT_NEAR(static_cast<double>(d.steady_idle_ns), want.gaps_us.at(d.device) * 1000.0,
+                1.0 + (want.kernels + want.memcpys + want.memsets))
+        << "device " << d.device;
+    EXPECT_EQ(d.idle_intervals, want.gaps.at(d.device)) << "device " << d.device;
   }
   EXPECT_EQ(kernels, want.kernels);
   EXPECT_EQ(copies, want.memcpys);
