@@ -30,8 +30,8 @@
 // Memory: the JSON is streamed (RapidJSON's SAX reader over zlib, 1 MiB buffer); Open keeps the
 // events it needs as fixed-size records (32-56 bytes each, against 200-500 bytes of JSON per
 // event) plus interned names and stacks; ReadAll adds two nesting samples per op on the threads
-// that call CUDA. Peak: about a quarter of the uncompressed JSON (254 MiB for a 1.05 GB trace of
-// 2.2 M events, BENCHMARKS.md), never the JSON itself or a DOM.
+// that call CUDA. Peak: about 130 bytes per event and a quarter of the uncompressed JSON (measured:
+// 268 MiB peak RSS for a 1.05 GB trace of 2.16 M events, BENCHMARKS.md), never the JSON or a DOM.
 //
 // Open reads the whole file (so that a file that is not a trace is an error before any output);
 // ReadAll only sorts and delivers.
