@@ -16,7 +16,7 @@ silenced the analysis fails this check instead of passing it vacuously.
   thread_safety_check.py --build BUILD_DIR --source SOURCE_DIR [--clang clang++] [--jobs N]
 
 Exit 0: every agent source is clean and the canary is caught. Exit 1: a diagnostic (printed), a
-canary that compiled, or no agent sources in compile_commands.json.
+canary that compiled, no clang, or no agent sources in compile_commands.json.
 """
 
 import argparse
@@ -24,6 +24,7 @@ import concurrent.futures
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
 
+    if shutil.which(args.clang) is None:
+        print(f"thread_safety_check: {args.clang} not found (tools/setup installs clang)", file=sys.stderr)
+        return 1
     db_path = os.path.join(args.build, "compile_commands.json")
     try:
         with open(db_path) as f:
