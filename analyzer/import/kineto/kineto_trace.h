@@ -12,7 +12,8 @@
 //   cuda_sync                           kSync (CUPTI's synchronisation records)
 //   Runtime / cuda_runtime, cuda_driver ApiCall; class from the name (api_names.h), copy
 //                                       direction, bytes, stream and device from the device
-//                                       work with the same correlation id
+//                                       work with the same correlation id (a synchronisation's
+//                                       stream and device from its cuda_sync record)
 //   Operator / cpu_op, user_annotation, python_function (incl. ProfilerStep#N)
 //                                       the host "stack": their nesting on the calling thread.
 //                                       Each runtime call carries the stack open at its start,
