@@ -9,6 +9,7 @@
 #include "analyzer/result/analysis_builder.h"
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/import/kineto/kineto_trace.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
 #include "analyzer/report/report.h"
@@ -142,21 +143,37 @@ uint64_t ReadEveryRecord(std::string_view input) {
   return records;
 }
 
-size_t AnalyzeAndReport(std::string_view input) {
-  // AnalyzeTraces()' per-trace step over one in-memory trace (AnalyzeTraces takes paths).
-  auto importer = analyzer::TraceImporter::FromBuffer(FuzzInputToTrace(input), "<fuzz>");
-  if (!importer.ok()) return 0;
+namespace {
+
+// AnalyzeTraces()' per-trace step over one trace in memory (AnalyzeTraces takes files), then both
+// reports' sizes.
+size_t AnalyzeAndRender(analyzer::TraceImporter* importer) {
   analyzer::AnalysisOptions options;
   // 2^12 correlation slots instead of 2^19: the table is allocated (and, under ASan, poisoned)
   // for every input, which made the fuzzer ~40x slower; fuzz inputs hold far fewer calls, and a
   // small table also exercises slot reuse.
   options.correlation_slots_log2 = 12;
   analyzer::AnalysisBuilder builder(options);
-  if (!analyzer::AnalyzeTrace(importer->get(), options, &builder).ok()) return 0;
+  if (!analyzer::AnalyzeTrace(importer, options, &builder).ok()) return 0;
   const analyzer::Analysis analysis = builder.Build();
   const analyzer::ReportOptions report_options;
   return analyzer::TextReportFormat().Render(analysis, report_options).size() +
          analyzer::JsonReportFormat().Render(analysis, report_options).size();
+}
+
+}  // namespace
+
+size_t AnalyzeAndReport(std::string_view input) {
+  auto importer = analyzer::TraceImporter::FromBuffer(FuzzInputToTrace(input), "<fuzz>");
+  if (!importer.ok()) return 0;
+  return AnalyzeAndRender(importer->get());
+}
+
+size_t ImportKinetoAndReport(std::string_view input) {
+  auto trace = analyzer::kineto::KinetoTrace::FromBuffer(std::string(input), "<fuzz>");
+  if (!trace.ok()) return 0;
+  std::unique_ptr<analyzer::TraceImporter> importer = analyzer::TraceImporter::FromImported(std::move(*trace));
+  return AnalyzeAndRender(importer.get());
 }
 
 }  // namespace gs::fuzz

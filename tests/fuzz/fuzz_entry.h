@@ -44,6 +44,12 @@ uint64_t ReadEveryRecord(std::string_view input);
 // (0 when the input is refused as a trace).
 size_t AnalyzeAndReport(std::string_view input);
 
+// The PyTorch profiler (Kineto) importer's entry point: the input as a trace's JSON, plain or gzip
+// (analyzer/import/kineto/), through TraceImporter -> TraceAnalyzer -> AnalysisBuilder as the one
+// pass takes it, rendered as text and as JSON. Returns the total size of the two reports (0 when
+// the input is refused). Seeds: corpus/kineto/ (make_kineto_seeds.py).
+size_t ImportKinetoAndReport(std::string_view input);
+
 }  // namespace gs::fuzz
 
 #endif  // GPUSTALL_TESTS_FUZZ_FUZZ_ENTRY_H_

@@ -1,6 +1,7 @@
 // fuzz.regression.*: the inputs the fuzzers once crashed on (tests/fuzz/regressions/) and the
-// checked-in seed traces (tests/fuzz/corpus/), replayed through the fuzzers' own entry functions
-// in the normal build. A crash, a sanitizer report or a hang here is a regression.
+// checked-in seeds (tests/fuzz/corpus/: traces; corpus/kineto/: PyTorch profiler JSON), replayed
+// through the fuzzers' own entry functions in the normal build. A crash, a sanitizer report or a
+// hang here is a regression.
 #include <dirent.h>
 
 #include <algorithm>
@@ -21,7 +22,7 @@ std::vector<std::string> FilesIn(const std::string& dir) {
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       const std::string name = e->d_name;
-      if (name.empty() || name[0] == '.' || name == "README.md") continue;
+      if (name.empty() || name[0] == '.' || name == "README.md" || e->d_type == DT_DIR) continue;
       out.push_back(dir + "/" + name);
     }
     closedir(d);
@@ -59,6 +60,26 @@ TEST(Replay, SeedTracesReadAndAnalyseInBothInputModes) {
     ASSERT_FALSE(frames.empty());
     EXPECT_EQ(ReadEveryRecord(frames), records);
   }
+}
+
+// gs_fuzz_kineto's seeds (make_kineto_seeds.py cuts them from the importer's test traces): each is
+// still a trace with GPU work, so the fuzzer starts from inputs the importer takes all the way
+// through the analysis, not from ones it refuses at the first byte.
+TEST(Replay, KinetoSeedsAreTracesWithGpuWork) {
+  const std::vector<std::string> seeds = FilesIn(std::string(GS_FUZZ_CORPUS_DIR) + "/kineto");
+  ASSERT_GE(seeds.size(), 5u) << "seeds missing from " << GS_FUZZ_CORPUS_DIR << "/kineto";
+  for (const std::string& path : seeds) {
+    SCOPED_TRACE(path);
+    const std::string json = Contents(path);
+    EXPECT_LE(json.size(), 16u << 10) << "a seed is a few KB: the fuzzer mutates every byte";
+    const size_t reports = ImportKinetoAndReport(json);
+    EXPECT_GT(reports, 0u);
+    // Cut anywhere, a seed is refused or read as far as it goes, never a crash.
+    for (size_t cut = 1; cut < json.size(); cut += 97) ImportKinetoAndReport(json.substr(0, cut));
+  }
+  // Not a trace: refused.
+  EXPECT_EQ(ImportKinetoAndReport(""), 0u);
+  EXPECT_EQ(ImportKinetoAndReport("{\"schemaVersion\": 1}"), 0u);
 }
 
 TEST(Replay, NonTraceInputsAreRefusedQuietly) {
