@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/export/chrome_trace_writer.h"
 
@@ -35,9 +36,17 @@ std::optional<std::string> ExportedFrom(std::string_view text) {
       case 'n': name.push_back('\n'); break;
       case 't': name.push_back('\t'); break;
       case 'r': name.push_back('\r'); break;
-      case 'u': {
-        if (i + 4 >= rest.size()) return std::nullopt;
-        name.push_back(static_cast<char>(std::stoi(std::string(rest.substr(i + 1, 4)), nullptr, 16)));
+      case 'u': {  // only \u00XX: JsonQuote writes nothing else
+        if (i + 4 >= rest.size() || rest.substr(i + 1, 2) != "00") return std::nullopt;
+        int value = 0;
+        for (char h : rest.substr(i + 3, 2)) {
+          const int digit = absl::ascii_isdigit(h)    ? h - '0'
+                            : absl::ascii_isxdigit(h) ? absl::ascii_tolower(h) - 'a' + 10
+                                                      : -1;
+          if (digit < 0) return std::nullopt;
+          value = value * 16 + digit;
+        }
+        name.push_back(static_cast<char>(value));
         i += 4;
         break;
       }
