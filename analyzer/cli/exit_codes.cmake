@@ -45,6 +45,15 @@ gs_analyzer_cli_case(diff_one_trace           2     diff starved.gstrace MATCH "
 gs_analyzer_cli_case(diff_bad_after           2     diff starved.gstrace not_a_trace.txt MATCH "gsanalyze: not_a_trace.txt: not a gpustall trace\nexit=2")
 gs_analyzer_cli_case(diff_empty_side          2     diff starved.gstrace -- MATCH "diff: traces needed on both sides of '--'.*exit=2")
 
+# A job folder holding what gsanalyze wrote there (its `report --json`, a Kineto export of its
+# trace): those are left out by their content and said so in one line; the folder is its one rank.
+add_test(NAME analyzer.cli.make_job_folder
+         COMMAND sh -c "cd '${GS_ANALYZER_CLI_DIR}' && rm -rf job && mkdir job && cp starved.gstrace job/r0.gstrace && '$<TARGET_FILE:gsanalyze>' report --json job >job/report.json && '$<TARGET_FILE:gsanalyze>' export --kineto job/r0.json job/r0.gstrace")
+set_tests_properties(analyzer.cli.make_job_folder PROPERTIES FIXTURES_SETUP analyzer_cli_job
+                     FIXTURES_REQUIRED analyzer_cli_traces)
+gs_analyzer_cli_case(job_folder_leaves_out_own 0     report job FIXTURE analyzer_cli_job
+                     MATCH "gsanalyze: skipped 2 files in job: r0.json \\(exported by gsanalyze from r0.gstrace\\), report.json \\(a gsanalyze report\\)\n.*gpustall: 1 trace, .*job/r0.gstrace: pid 4242.*exit=0")
+
 # The exported file read by Python's json module (an independent parser), as a viewer would.
 find_program(GS_ANALYZER_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(GS_ANALYZER_PYTHON3)

@@ -39,6 +39,8 @@ bool IsJsonReport(std::string_view text) {
 // Why a folder's JSON file is left out ("" when it is kept): gsanalyze wrote it, as a report, or
 // as an export of a .gstrace in the same folder (`gstraces`: their file names).
 std::string WhySkipped(const TraceFile& file, const std::set<std::string>& gstraces) {
+  // `gsanalyze report --json DIR > DIR/report.json`: the shell makes the file before gsanalyze runs.
+  if (file.head().empty() && HasImportedTraceName(file.path())) return "empty";
   if (!IsImportedTrace(file.head())) return "";
   const std::string text = HeadText(file.head());
   if (IsJsonReport(text)) return "a gsanalyze report";

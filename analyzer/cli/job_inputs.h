@@ -33,8 +33,9 @@ struct JobInputs {
 // A folder contributes its files ending in .gstrace, .json or .json.gz (PyTorch profiler traces)
 // and its summary files (by magic), not recursively; a file named is kept as it is (a trace or not,
 // and of which format: the pass says). Of a folder's JSON files, two kinds are left out, by
-// content, and listed in `skipped`: a `report --json` (its first member is "schema_version"), and
-// an `export --chrome/--kineto` of a .gstrace in the same folder (export/export_marker.h), which
+// content, and listed in `skipped`: a `report --json` (its first member is "schema_version", or
+// the empty file that `report --json DIR > DIR/report.json` is while it runs), and an
+// `export --chrome/--kineto` of a .gstrace in the same folder (export/export_marker.h), which
 // would be that rank a second time. Errors: a path that does not exist or cannot be opened, a
 // folder with none of those files.
 absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths);

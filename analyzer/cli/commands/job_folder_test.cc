@@ -72,6 +72,16 @@ TEST_F(JobFolderTest, WhatGsanalyzeWroteThereIsLeftOutAndSaidSo) {
   EXPECT_NE(tables.err.find("gsanalyze: skipped 3 files in "), std::string::npos) << tables.err;
 }
 
+// `gsanalyze report --json DIR > DIR/report.json`: the shell has made the file, empty, when the
+// report looks into the folder.
+TEST_F(JobFolderTest, TheReportBeingWrittenIntoTheFolderIsLeftOut) {
+  std::ofstream(job_ + "/report.json").flush();
+  Ran r = Gsanalyze(&RunReport, {"report", "--json", job_});
+  EXPECT_EQ(r.exit, kExitOk) << r.err;
+  EXPECT_EQ(r.err, "gsanalyze: skipped 1 file in " + job_ + ": report.json (empty)\n");
+  EXPECT_NE(r.out.find("r1.gstrace"), std::string::npos) << r.out;
+}
+
 // An export is left out only beside its own source: alone in a folder it is that rank's trace.
 TEST_F(JobFolderTest, AnExportWithoutItsSourceIsARank) {
   const std::string other = job_ + "/other";
