@@ -1,7 +1,6 @@
 #include "analyzer/cli/job_inputs.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -22,10 +21,6 @@ namespace gs::analyzer {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool IsSummaryHead(const std::string& head) {
-  return head.size() >= sizeof(kSummaryMagic) && std::memcmp(head.data(), kSummaryMagic, sizeof(kSummaryMagic)) == 0;
-}
 
 // `report --json`'s output (report/json_report.cc): an object whose first member is
 // "schema_version" (a PyTorch profiler trace's is spelled "schemaVersion", and it has traceEvents).
@@ -72,7 +67,7 @@ absl::Status CollectFolder(const std::string& dir, JobInputs* out) {
       if (trace_name) return file.status();
       continue;  // not ours to read (a summary is readable by whoever wrote it)
     }
-    if (IsSummaryHead(file->head())) {
+    if (HasSummaryMagic(file->head())) {
       out->summaries.push_back(f);
     } else if (!trace_name) {
       continue;  // a job's other files (a simulator's truth-r0.jsonl)
@@ -115,7 +110,7 @@ absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths
     }
     absl::StatusOr<TraceFile> file = TraceFile::Open(path);
     if (!file.ok()) return file.status();
-    if (IsSummaryHead(file->head())) {
+    if (HasSummaryMagic(file->head())) {
       out.summaries.push_back(path);
     } else {
       out.traces.push_back(*std::move(file));  // the reader reports what is wrong with it, if anything

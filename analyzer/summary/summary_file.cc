@@ -146,11 +146,8 @@ absl::StatusOr<RankSummary> ReadRankSummary(const std::string& path) {
   return DecodeRankSummary(bytes.str(), path);
 }
 
-bool IsSummaryFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[sizeof(kSummaryMagic)] = {};
-  if (!in.read(head, sizeof(head))) return false;
-  return std::memcmp(head, kSummaryMagic, sizeof(kSummaryMagic)) == 0;
+bool HasSummaryMagic(std::string_view head) {
+  return head.size() >= sizeof(kSummaryMagic) && std::memcmp(head.data(), kSummaryMagic, sizeof(kSummaryMagic)) == 0;
 }
 
 }  // namespace gs::analyzer

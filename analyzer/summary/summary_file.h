@@ -6,6 +6,7 @@
 #define GPUSTALL_ANALYZER_SUMMARY_SUMMARY_FILE_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -21,8 +22,9 @@ absl::StatusOr<RankSummary> DecodeRankSummary(const std::string& bytes, const st
 
 absl::Status WriteRankSummary(const RankSummary& summary, const std::string& path);
 absl::StatusOr<RankSummary> ReadRankSummary(const std::string& path);
-// True when the file starts with kSummaryMagic (false for traces, unreadable files and others).
-bool IsSummaryFile(const std::string& path);
+// True when `head`, a file's first bytes, starts with kSummaryMagic (false for traces and others).
+// On bytes already read: the job's intake opens each file once (cli/job_inputs.h).
+bool HasSummaryMagic(std::string_view head);
 
 }  // namespace gs::analyzer
 

@@ -488,7 +488,8 @@ TEST(KinetoTraceTest, CutGzipIsAnalysedAsFarAsItWasRead) {
 }
 
 // Untrusted input: every cut of a real trace, and random byte changes, give an error or a trace
-// that analyses — never a crash (the same loop as kineto_fuzzer.cc, deterministic).
+// that analyses — never a crash (what tests/fuzz/kineto_fuzzer.cc does with random inputs,
+// deterministic here).
 TEST(KinetoTraceTest, EveryCutAndFlipOfARealTraceIsAnErrorOrATrace) {
   const std::string json = Gunzip(kData + "/a100_triton.json.gz");
   auto run = [](const std::string& bytes) {
