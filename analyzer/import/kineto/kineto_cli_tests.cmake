@@ -72,7 +72,9 @@ add_test(NAME kineto.steps.full_report
          COMMAND sh -c "'$<TARGET_FILE:gsanalyze>' report --width 200 '${_kt_data}/v100_resnet50_workers0_full.pt.trace.json.gz'; echo exit=$?")
 set_tests_properties(kineto.steps.full_report PROPERTIES PASS_REGULAR_EXPRESSION
   "steady state 393 ms in [0-9]+ gaps[^\n]*\n  over 5 complete profiler steps \\(ProfilerStep#5–#9\\), as HTA: idle 327 ms, busy 503 ms of 830 ms, GPU-Util 59\\.3% \\(first GPU work to last: idle 393 ms, GPU-Util 59\\.4%; ProfilerStep#10 left out, incomplete\\)\n    ProfilerStep#5: idle 18\\.2 ms, busy 101 ms of 119 ms, GPU-Util 82\\.9%\n(    ProfilerStep#[6-8]: [^\n]+\n){3}    ProfilerStep#9: idle 19\\.3 ms.*exit=0")
-kineto_cli_case(export_kineto      0     export --kineto ${_kt_dir}/w0.kineto.json ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz MATCH "wrote .*idle intervals.*exit=0")
+kineto_cli_case(export_kineto      0     export --kineto ${_kt_dir}/w0.kineto.json ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz
+                THEN "/usr/bin/python3 '${PROJECT_SOURCE_DIR}/analyzer/export/check_chrome_trace.py' w0.kineto.json"
+                MATCH "wrote .*w0.kineto.json: ([0-9]+) events \\(([0-9]+) GPU activities, [0-9]+ API calls, [0-9]+ flows, [1-9][0-9]* idle intervals = [0-9.]+ ms.*exit=0\nthen:\nok: [0-9]+ events, [1-9][0-9]* flows")
 # What `export --chrome` wrote from a PyTorch profiler trace reads as a viewer reads it.
 add_test(NAME kineto.cli.export_chrome_is_valid
          COMMAND sh -c "'$<TARGET_FILE:gsanalyze>' export --chrome '${_kt_dir}/w0.chrome.json' '${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz' && /usr/bin/python3 '${PROJECT_SOURCE_DIR}/analyzer/export/check_chrome_trace.py' '${_kt_dir}/w0.chrome.json'")
