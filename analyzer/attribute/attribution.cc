@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/classify/site_frame.h"
+#include "analyzer/classify/stack_view.h"
 #include "analyzer/units/units.h"
 
 namespace gs::analyzer {
@@ -105,12 +106,16 @@ void IdleAttribution::ChargeGap(uint32_t device, const IntervalVerdict& v) {
   }
 }
 
+std::vector<FrameInfo> IdleAttribution::StackFrames(uint32_t stack) const {
+  return ViewStack(tables_.ResolveStack(stack));
+}
+
 std::vector<FrameInfo> IdleAttribution::KeyFrames(uint64_t key) const {
   if (key == 0) return {FrameInfo{"(no host call recorded)", "", 0, ""}};
   if (key & kFunctionKeyBit) {
     return {FrameInfo{absl::StrCat(tables_.FunctionName(static_cast<uint32_t>(key)), " (no stack)"), "", 0, ""}};
   }
-  std::vector<FrameInfo> frames = tables_.ResolveStack(static_cast<uint32_t>(key));
+  std::vector<FrameInfo> frames = StackFrames(static_cast<uint32_t>(key));
   if (frames.empty()) frames.push_back(FrameInfo{absl::StrCat("stack#", key, " (not in trace)"), "", 0, ""});
   return frames;
 }
@@ -189,7 +194,7 @@ void IdleAttribution::Finish(TimeNs t0, TraceResult* r) {
       if (!(key & kFunctionKeyBit) && key != 0) {
         // The site and a few of its callers: "after sync at cudaMemcpy in Runtime.call ←
         // Runtime.memcpy ← read_loss" names the user's function even behind a thin wrapper.
-        const std::vector<FrameInfo> frames = tables_.ResolveStack(static_cast<uint32_t>(key));
+        const std::vector<FrameInfo> frames = StackFrames(static_cast<uint32_t>(key));
         const size_t at = SiteFrameIndex(frames);
         if (at < frames.size()) s.frame = frames[at];
         constexpr size_t kSiteCallers = 4;
@@ -217,11 +222,11 @@ void IdleAttribution::Finish(TimeNs t0, TraceResult* r) {
     e.after_sync = ex.verdict.after_sync;
     if (ex.verdict.has_resume) {
       e.resume_api = tables_.FunctionName(ex.resume.function);
-      e.resume_frame = SiteFrame(tables_.ResolveStack(ex.resume.stack));
+      e.resume_frame = SiteFrame(StackFrames(ex.resume.stack));
     }
     if (ex.verdict.has_preceding) {
       e.preceding_api = tables_.FunctionName(ex.preceding.function);
-      e.preceding_frame = SiteFrame(tables_.ResolveStack(ex.preceding.stack));
+      e.preceding_frame = SiteFrame(StackFrames(ex.preceding.stack));
     }
     r->intervals.longest.push_back(std::move(e));
   }

@@ -58,6 +58,9 @@ class IdleAttribution {
     uint32_t device = 0;
   };
 
+  // A stack's frames as every report shows them (stack_view.h: the interpreter's frames folded,
+  // unsymbolised PCs of a module in one bucket), so that all outputs charge the same stacks.
+  std::vector<FrameInfo> StackFrames(uint32_t stack) const;
   std::vector<FrameInfo> KeyFrames(uint64_t key) const;
 
   const AnalysisOptions& options_;

@@ -23,10 +23,9 @@ bool IsLanguageGlueFrame(const FrameInfo& f) {
   const size_t slash = module.rfind('/');
   const absl::string_view base = slash == absl::string_view::npos ? module : module.substr(slash + 1);
   if (absl::StartsWith(base, "libffi") || absl::StartsWith(base, "_ctypes") ||
-      absl::StartsWith(base, "libpython") || absl::StartsWith(base, "_cffi_backend"))
+      absl::StartsWith(base, "_cffi_backend"))
     return true;
-  // The interpreter executable: python, python3, python3.12, python3.13t ...
-  return absl::StartsWith(base, "python") && base.find(".so") == absl::string_view::npos;
+  return IsInterpreterFrame(f);
 }
 
 // Installed packages (Python files and native extension modules: torch's Python layer and
@@ -64,15 +63,26 @@ bool IsEntryFrame(const FrameInfo& f) {
   return false;
 }
 
-bool IsPythonFrame(const FrameInfo& f) { return f.module.empty() && !f.file.empty(); }
-
-// An unsymbolised native frame reads "module+0x1a2b" or "0x1a2b" (reader::InternTables::DescribeFrame).
+// An unsymbolised native frame reads "module+0x1a2b" or "0x1a2b" (reader::InternTables::DescribeFrame),
+// or "module+?" once stack_view.h has put a module's unnamed frames in one bucket.
 bool IsNamedFrame(const FrameInfo& f) {
   return !f.function.empty() && !absl::StartsWith(f.function, "0x") && !absl::StrContains(f.function, "+0x") &&
-         !absl::StartsWith(f.function, "<frame #");
+         !absl::EndsWith(f.function, "+?") && !absl::StartsWith(f.function, "<frame #");
 }
 
 }  // namespace
+
+bool IsPythonFrame(const FrameInfo& f) { return f.module.empty() && !f.file.empty(); }
+
+bool IsInterpreterFrame(const FrameInfo& f) {
+  if (f.module.empty()) return false;
+  const absl::string_view module = f.module;
+  const size_t slash = module.rfind('/');
+  const absl::string_view base = slash == absl::string_view::npos ? module : module.substr(slash + 1);
+  if (absl::StartsWith(base, "libpython")) return true;
+  // The interpreter executable: python, python3, python3.12, python3.13t ...
+  return absl::StartsWith(base, "python") && base.find(".so") == absl::string_view::npos;
+}
 
 bool IsLibraryFrame(const FrameInfo& f) {
   if (IsEntryFrame(f)) return true;

@@ -28,6 +28,11 @@ size_t SiteFrameIndex(const std::vector<FrameInfo>& frames);
 // such as libtorch_cuda.so), Python's standard library, and the C and C++ runtime (libc, the
 // loader, libstdc++, libgcc_s) with the entry frames. Never for a frame of the program itself.
 bool IsLibraryFrame(const FrameInfo& frame);
+// A frame of Python code: a file and no native module.
+bool IsPythonFrame(const FrameInfo& frame);
+// A native frame of the Python interpreter itself: libpython3.x.so, or the python executable
+// (python, python3.12, python3.13t ...) where the interpreter is linked into it.
+bool IsInterpreterFrame(const FrameInfo& frame);
 
 }  // namespace gs::analyzer
 

@@ -1,11 +1,13 @@
 #include "analyzer/summary/summarize_trace.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/classify/site_frame.h"
+#include "analyzer/classify/stack_view.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/reader/trace_reader.h"
 
@@ -26,8 +28,10 @@ std::string FrameString(const FrameInfo& f) {
                 : absl::StrCat(f.function, " (", file, ")");
 }
 
-// Frames from the first one outside the runtime/agent (what the reports show as the site).
-std::vector<std::string> FrameStrings(const std::vector<FrameInfo>& frames) {
+// Frames from the first one outside the runtime/agent (what the reports show as the site), as
+// the reports show a stack (stack_view.h).
+std::vector<std::string> FrameStrings(std::vector<FrameInfo> raw) {
+  const std::vector<FrameInfo> frames = ViewStack(std::move(raw));
   std::vector<std::string> out;
   for (size_t i = SiteFrameIndex(frames); i < frames.size() && out.size() < kMaxFrames; ++i) {
     out.push_back(FrameString(frames[i]));
@@ -115,7 +119,7 @@ void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict&
   row.after_sync = v.after_sync && v.preceding != nullptr;
   if (row.after_sync) {
     row.after_sync_site = absl::StrCat(tables.FunctionName(v.preceding->function), " @ ",
-                                       FrameString(SiteFrame(tables.ResolveStack(v.preceding->stack))));
+                                       FrameString(SiteFrame(ViewStack(tables.ResolveStack(v.preceding->stack)))));
   }
   TimeNs most = -1;
   for (const Charge& c : v.charges) {

@@ -1,0 +1,41 @@
+// stack_view.h — a host stack as the reports show it, and the identity stacks aggregate by.
+//
+// A sampled stack holds every native frame the unwinder walked. Two things in it are noise to the
+// reader and split one piece of code into many stacks:
+//
+//  * In a Python program, the interpreter's own native frames (libpython, or the python executable)
+//    sit above the outermost Python frame (_start <- __libc_start_main <- Py_BytesMain <- ... <-
+//    PyEval_EvalCode) and between Python frames (main (x.py:60) <- _PyObject_MakeTpCall <- ...).
+//    A thread blocked in the kernel may be unwound only as far as `<module>`, so the same code
+//    would otherwise have two roots. ViewStack folds those frames away: above the outermost Python
+//    frame every library frame (interpreter, C runtime, entry frames) goes, and between Python
+//    frames the interpreter's go. Frames below the innermost Python frame (a C extension, libjpeg,
+//    torch, a libc sleep) and native frames of the program itself stay where they are.
+//  * A library without symbols names each frame by its PC ("libjpeg.so.62+0x231e3"): one loop is
+//    as many stacks as PCs sampled. ViewStack names such a frame "libjpeg.so.62+?", and a run of
+//    them in one module (its internal calls) is one frame: one bucket per caller.
+//
+// Stacks then aggregate by function, not by line (FrameIdentity): a Python frame is its file and
+// function, a native frame its module and function; the line stays as detail.
+//
+// Pure functions; no thread safety concerns.
+#ifndef GPUSTALL_ANALYZER_CLASSIFY_STACK_VIEW_H_
+#define GPUSTALL_ANALYZER_CLASSIFY_STACK_VIEW_H_
+
+#include <string>
+#include <vector>
+
+#include "analyzer/model/trace_tables.h"
+
+namespace gs::analyzer {
+
+// `frames` (leaf first) with the folds above applied.
+std::vector<FrameInfo> ViewStack(std::vector<FrameInfo> frames);
+
+// What frames of one function share, whatever their line: "file\x1ffunction" for Python frames,
+// "module\x1ffunction" for native ones (file, line and PC are detail).
+std::string FrameIdentity(const FrameInfo& frame);
+
+}  // namespace gs::analyzer
+
+#endif  // GPUSTALL_ANALYZER_CLASSIFY_STACK_VIEW_H_
