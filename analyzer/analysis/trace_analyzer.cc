@@ -36,6 +36,7 @@ void TraceAnalyzer::OnApiCall(const ApiCall& call) {
 void TraceAnalyzer::OnSample(const Sample& sample) {
   ++events_;
   has_samples_ = true;
+  has_sample_states_ |= sample.state != 0;
   See(sample.time_ns);
   history_.AddSample(sample);
 }
@@ -191,6 +192,7 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
   r.has_api_calls = has_api_calls_;
   r.has_stacks = has_stacks_;
   r.has_samples = has_samples_;
+  r.has_sample_states = has_sample_states_;
   info.losses.late_activities += late_;
   // The agent counts these too (Stats.activities_without_time); keep the larger count.
   info.losses.activities_without_time = std::max(info.losses.activities_without_time, without_time_);

@@ -114,6 +114,7 @@ class TraceAnalyzer final : public RecordSink {
   TimeNs launch_call_ns_ = 0;
   uint32_t last_pageable_correlation_ = 0;
   bool has_api_calls_ = false, has_stacks_ = false, has_samples_ = false;
+  bool has_sample_states_ = false;  // a sample with a thread state (not 0, unknown)
 
   CopyAccounting copies_;
   MemoryAccounting memory_;

@@ -53,26 +53,33 @@ inline void GapClassifier::HostSegment(IntervalVerdict* v, TimeNs a, TimeNs b, c
     Add(v, Cause::kLaunchOverhead, b - a, ChargeKey(next));
     return;
   }
-  // Each sample of the thread stands for the time it is the nearest sample to: from the midpoint
-  // with the previous sample to the midpoint with the next (at most kMaxStandNs/2 each way; a
-  // thread's first/last sample reaches back/forward without bound). The part of those spans that
-  // falls in [a, b) is charged to the sample's stack and state, so a short segment between two
-  // calls is charged to the samples around it, not left unsampled, and samples that are not
-  // evenly spaced (a running thread's waits for its signal handler to run, later on a busy
-  // machine; a blocked thread's is taken on time) weigh what they cover, not one each.
+  // [a, b) lies in one stretch of host work: the thread's time outside CUDA calls from `prev`'s
+  // exit to `next`'s entry. Only samples taken in that stretch say what the thread did in it: a
+  // sample taken inside a call (a futex in a blocking copy, a sync's wait) or across a call says
+  // nothing about the host work on either side, so it never counts here. Each sample of the
+  // stretch stands for the time it is the nearest sample of the stretch to: from the midpoint
+  // with the previous one to the midpoint with the next (at most kMaxStandNs/2 each way); the
+  // first and last reach to the stretch's ends. So samples that are not evenly spaced (a running
+  // thread's waits for its signal handler to run, later on a busy machine; a blocked thread's is
+  // taken on time) weigh what they cover, not one each, and a stretch without a sample of its
+  // own is `unsampled`, not charged to the state of a sample taken elsewhere.
   if (thread != nullptr && !thread->samples.empty()) {
     constexpr TimeNs kMaxStandNs = 200000000;  // 200 ms: beyond that a neighbour is not one
     const RingDeque<Sample>& s = thread->samples;
+    // The stretch's start: `prev` exited at or before a (a is the later of g0 and its exit).
+    const TimeNs s0 = prev != nullptr ? std::min(prev->exit_ns, a) : std::numeric_limits<TimeNs>::min();
+    const TimeNs s1 = std::max(next.enter_ns, b);
     size_t i = 0;
     while (i < s.size() && s[i].time_ns < a) ++i;  // pruned: the front is near g0
-    if (i > 0) --i;                                 // the last sample before a reaches into it
+    if (i > 0 && s[i - 1].time_ns >= s0) --i;       // the stretch's last sample before a reaches into it
     TimeNs covered_from = a;
     TimeNs charged = 0;
     for (; i < s.size(); ++i) {
       const TimeNs t = s[i].time_ns;
-      TimeNs from = std::numeric_limits<TimeNs>::min(), to = std::numeric_limits<TimeNs>::max();
-      if (i > 0) from = std::max(t - (t - s[i - 1].time_ns) / 2, t - kMaxStandNs / 2);
-      if (i + 1 < s.size()) to = std::min(t + (s[i + 1].time_ns - t) / 2, t + kMaxStandNs / 2);
+      if (t >= s1) break;  // taken inside `next` or after it
+      TimeNs from = t - kMaxStandNs / 2, to = t + kMaxStandNs / 2;
+      if (i > 0 && s[i - 1].time_ns >= s0) from = std::max(from, t - (t - s[i - 1].time_ns) / 2);
+      if (i + 1 < s.size() && s[i + 1].time_ns < s1) to = std::min(to, t + (s[i + 1].time_ns - t) / 2);
       if (from >= b) break;
       from = std::max(from, covered_from);
       to = std::min(to, b);

@@ -182,9 +182,30 @@ TEST(GapClassifierTest, SamplesSplitHostWorkByStateAndStack) {
   EXPECT_EQ(read_ns, 4 * kMs);
 }
 
-TEST(GapClassifierTest, SegmentWithoutSamplesIsChargedToTheSamplesAroundIt) {
-  // No sample inside the host work [1 ms, 11 ms): the one at 0.5 ms stands for the time up to
-  // the midpoint with the next one (6.25 ms), the one at 12 ms for the rest.
+TEST(GapClassifierTest, HostWorkWithoutASampleOfItsOwnIsUnsampled) {
+  // The thread waits in a device sync [10 µs, 1.005 ms) (sampled there: lock_wait), then does
+  // host work [1.005 ms, 11 ms) that no sample falls in, then launches K2 (a sample at 12 ms,
+  // after the launch: io_wait). Neither sample says what the host work was: it is unsampled,
+  // not split between the states of the samples around it.
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  t.Call(1, ApiClass::kDeviceSync, 10 * kUs, 1005 * kUs);
+  uint32_t sync = t.Stack({"cudaDeviceSynchronize", "main"});
+  uint32_t after = t.Stack({"read_file@io.cc:10", "main"});
+  t.AddSample(1, 500 * kUs, sync, /*FUTEX=*/5);
+  t.AddSample(1, 12 * kMs, after, /*IO_WAIT=*/4);
+  Analysis a = t.Analyze();
+  EXPECT_EQ(a.host_work_states[static_cast<int>(HostState::kUnsampled)], 9995 * kUs);
+  for (int i = 1; i < kNumHostStates; ++i)
+    EXPECT_EQ(a.host_work_states[i], 0) << HostStateName(static_cast<HostState>(i));
+  // Said so, not left to look like a trace without thread states.
+  bool said = false;
+  for (const std::string& n : a.notes) said |= n.find("no sample was taken in it") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(GapClassifierTest, SampleBeforeTheGapInTheSameHostWorkStandsForIt) {
+  // No call between the sample at 0.5 ms and the gap: the thread was doing the same host work,
+  // so that sample stands for all of [1 ms, 11 ms) (the one at 12 ms is after K2's launch).
   SyntheticTrace t = TwoKernels(11 * kMs);
   uint32_t before = t.Stack({"decode@img.cc:5", "main"});
   uint32_t after = t.Stack({"read_file@io.cc:10", "main"});
@@ -192,8 +213,35 @@ TEST(GapClassifierTest, SegmentWithoutSamplesIsChargedToTheSamplesAroundIt) {
   t.AddSample(1, 12 * kMs, after, /*IO_WAIT=*/4);
   TraceResult r = t.Run();
   EXPECT_EQ(r.host_states[static_cast<int>(HostState::kUnsampled)], 0);
-  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 5250 * kUs);
-  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 4750 * kUs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 10 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 0);
+}
+
+TEST(GapClassifierTest, SamplesInsideABlockingCopyAreNotHostWork) {
+  // launch K1; a blocking D2H copy [20 µs, 5.1 ms) waits for it (a futex: samples at 1..5 ms say
+  // lock_wait); then bookkeeping sleeps [5.1 ms, 11.1 ms) (a sample at 8 ms says sleep); then K2.
+  // The sample at 5 ms is the nearest one to [5.1 ms, 6.5 ms), but it was taken inside the copy:
+  // the host work is all sleep, none of it lock wait.
+  SyntheticTrace t;
+  uint32_t copy = t.Stack({"cudaMemcpy", "read_loss@step.cc:20", "main"});
+  uint32_t sleep = t.Stack({"nanosleep", "bookkeeping@step.cc:30", "main"});
+  t.Launch(1, 0, 5 * kUs, 10 * kUs, 5 * kMs);
+  t.Copy(1, 20 * kUs, 5100 * kUs, 5 * kMs, 5050 * kUs, CopyDirection::kDeviceToHost, MemKind::kPinned, 4,
+         /*async=*/false, copy);
+  t.Launch(1, 11100 * kUs, 11105 * kUs, 11110 * kUs, 12 * kMs);
+  for (int i = 1; i <= 5; ++i) t.AddSample(1, i * kMs, copy, /*FUTEX=*/5);
+  t.AddSample(1, 8 * kMs, sleep, /*SLEEP=*/7);
+  Analysis a = t.Analyze();
+  EXPECT_EQ(a.causes[static_cast<int>(Cause::kHostWork)].idle_ns, 6 * kMs);
+  EXPECT_EQ(a.host_work_states[static_cast<int>(HostState::kSleep)], 6 * kMs);
+  EXPECT_EQ(a.host_work_states[static_cast<int>(HostState::kLockWait)], 0);
+  EXPECT_EQ(a.host_work_states[static_cast<int>(HostState::kUnsampled)], 0);
+  ASSERT_FALSE(a.host_state_stacks[static_cast<int>(HostState::kSleep)].empty());
+  bool bookkeeping = false;
+  for (const auto& f : a.host_state_stacks[static_cast<int>(HostState::kSleep)][0].frames)
+    bookkeeping |= f.function == "bookkeeping";
+  EXPECT_TRUE(bookkeeping);
+  EXPECT_TRUE(a.host_state_stacks[static_cast<int>(HostState::kLockWait)].empty());
 }
 
 TEST(GapClassifierTest, SparseSamplesStandForMoreTime) {

@@ -107,7 +107,7 @@ Analysis AnalysisBuilder::Build() {
   CopyAccounting copies;
   double link_peak = 0;
   RecommendationContext ctx;
-  bool any_samples = false, any_stacks = false, any_calls = false;
+  bool any_samples = false, any_stacks = false, any_calls = false, any_states = false;
   bool multi = results_.size() > 1;
 
   a.intervals.histogram = IdleHistogramBuckets();
@@ -171,6 +171,7 @@ Analysis AnalysisBuilder::Build() {
     ctx.launch_calls += r.launch_calls;
     ctx.launch_call_ns += r.launch_call_ns;
     any_samples |= r.has_samples;
+    any_states |= r.has_sample_states;
     any_stacks |= r.has_stacks;
     any_calls |= r.has_api_calls;
     MergeNvtxRanges(r.nvtx_ranges, &a.nvtx_ranges);
@@ -267,9 +268,12 @@ Analysis AnalysisBuilder::Build() {
   TimeNs stated = 0;  // host work whose samples had a thread state (a PyTorch profiler trace has none)
   for (int i = 1; i < kNumHostStates; ++i) stated += a.host_work_states[i];
   if ((!any_samples || stated == 0) && causes[static_cast<int>(Cause::kHostWork)] > 0)
-    a.notes.push_back(any_samples ? "host work is not split into CPU / I/O wait / lock wait / sleep: the trace has "
-                                    "no thread states"
-                                  : "host work is not split into CPU / I/O wait / lock wait / sleep: the trace has no samples");
+    a.notes.push_back(!any_samples  ? "host work is not split into CPU / I/O wait / lock wait / sleep: the trace has no samples"
+                      : !any_states ? "host work is not split into CPU / I/O wait / lock wait / sleep: the trace has "
+                                      "no thread states"
+                                    // Samples inside CUDA calls never stand for host work (gap_classifier.cc).
+                                    : "host work is not split into CPU / I/O wait / lock wait / sleep: no sample was "
+                                      "taken in it (samples inside CUDA calls do not count), so all of it is unsampled");
   TimeNs other = causes[static_cast<int>(Cause::kOther)];
   if (other > 0)
     a.notes.push_back(absl::StrCat("'other' (", FormatDuration(other), ", ", FormatPercent(total ? double(other) / total : 0),

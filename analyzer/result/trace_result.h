@@ -46,6 +46,7 @@ struct TraceResult {
   uint64_t launch_calls = 0;          // kernel launch calls and their host time
   TimeNs launch_call_ns = 0;
   bool has_api_calls = false, has_stacks = false, has_samples = false;
+  bool has_sample_states = false;  // a sample with a thread state (a PyTorch profiler trace has none)
   std::vector<NvtxRangeStats> nvtx_ranges;  // GPU idle/busy per NVTX range (nvtx_ranges.h)
 };
 
