@@ -16,6 +16,7 @@ LANG is cpp (the nvcc-built workload_SHAPE) or py (py/SHAPE.py on PY). What is c
                sync, the top after-sync site read_loss);
   host state   where the planted work has a thread state (data_starved* with samples): >= 90% of
                the host-work idle in that state (host_work_states: cpu, io_wait, lock_wait);
+               sync_heavy: >= 95% of the sampled host-work idle (unsampled left out) is cpu;
   healthy      well_fed: no recommendation, utilisation > 95%.
 Timing-derived checks (cause, attribution shares, healthy) are retried ONCE with a fresh run when
 nothing else failed; the bounds never change. Exit status: 0 pass, 1 fail, 77 (ctest SKIP) when
@@ -71,7 +72,12 @@ SCENARIOS = {
                             # running time, and on a loaded machine preemption turns that share
                             # of running time into launch idle (README.md).
                             env={"SIMGPU_MALLOC_HOST_NS": "100us", "SIMGPU_FREE_HOST_NS": "50us"}),
-    "sync_heavy": dict(cause="host_work", after_sync_site="read_loss"),
+    # The thread waits inside read_loss's blocking copy (a futex: lock_wait) and then computes in
+    # log_metrics: the host work is all CPU, and no state seen inside the copy may count for it.
+    # Its 7 ms stretches catch a 100 Hz sample only ~70% of the time, the rest is `unsampled`,
+    # so the share is of the sampled host work (state_of="sampled").
+    "sync_heavy": dict(cause="host_work", after_sync_site="read_loss", state="cpu",
+                       state_min=0.95, state_of="sampled"),
     # Steady state starts at the model's initial memsets, before the 6 pinned input slots are
     # allocated and touched (~40 ms, machine-dependent): 25 steps (0.5 s) would leave that set-up
     # above the 5% of idle that a healthy run may have. 100 steps (2 s) put it at ~2%.
@@ -294,17 +300,22 @@ def check_attribution(args, rep, trace, spec, at, paths):
 
 
 def check_host_state(rep, spec, at, paths):
-    """>= 90% of the host-work idle in the planted state (only when the trace has samples)."""
+    """>= STATE_MIN (or the spec's state_min) of the host-work idle in the planted state (only when
+    the trace has samples): of all of it, or with state_of="sampled" of its sampled part."""
     states = rep["host_work_states"]
     total = sum(states.values())
     sampled = total - states.get("unsampled", 0)
     if total == 0 or sampled == 0:
         at.skips.append("host state not checked: the trace has no samples")
         return
-    share = states.get(spec["state"], 0) / total
+    bound = spec.get("state_min", STATE_MIN)
+    of_sampled = spec.get("state_of") == "sampled"
+    base = sampled if of_sampled else total
+    what = "sampled host-work idle" if of_sampled else "host-work idle"
+    share = states.get(spec["state"], 0) / base
     at.numbers["state"] = "%s %.1f%%" % (spec["state"], 100 * share)
-    at.check(share >= STATE_MIN, "%.1f%% of host-work idle in state %s, expected >= %.0f%%; states: %s %s" % (
-        100 * share, spec["state"], 100 * STATE_MIN,
+    at.check(share >= bound, "%.1f%% of %s in state %s, expected >= %.0f%%; states: %s %s" % (
+        100 * share, what, spec["state"], 100 * bound,
         ", ".join("%s %.1f%%" % (k, 100 * v / total) for k, v in states.items() if v), paths), True)
 
 
