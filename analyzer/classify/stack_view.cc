@@ -37,10 +37,10 @@ std::vector<FrameInfo> ViewStack(std::vector<FrameInfo> frames) {
   out.reserve(frames.size());
   for (size_t i = 0; i < frames.size(); ++i) {
     FrameInfo& f = frames[i];
-    if (inner < frames.size() && i > inner && !IsPythonFrame(f)) {
-      // Between Python frames: the interpreter's frames go. Above the outermost: every library
-      // frame (a native frame of the program itself, embedding Python, stays).
-      if (i < outer ? IsInterpreterFrame(f) : IsLibraryFrame(f)) continue;
+    if (inner < frames.size() && !IsPythonFrame(f)) {
+      // Above the outermost Python frame every library frame goes (a native frame of the program
+      // itself, embedding Python, stays); elsewhere the interpreter's frames go.
+      if (i > outer ? IsLibraryFrame(f) : IsInterpreterFrame(f)) continue;
     }
     const bool unnamed = BucketUnnamed(&f);
     // A module's internal calls without symbols are one frame: the bucket of its caller.
