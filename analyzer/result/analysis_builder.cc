@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/accounting/copy_accounting.h"
 #include "analyzer/classify/site_frame.h"
+#include "analyzer/classify/stack_view.h"
 #include "analyzer/result/recommendations.h"
 #include "analyzer/units/units.h"
 
@@ -17,11 +19,39 @@ namespace {
 std::string FrameKey(const FrameInfo& f) {
   return absl::StrCat(f.function, "\x1f", f.file, "\x1f", f.line, "\x1f", f.module);
 }
-std::string StackKey(const std::vector<FrameInfo>& frames) {
+// Every frame with its line: one variant of a stack.
+std::string LineKey(const std::vector<FrameInfo>& frames) {
   std::string key;
   for (const FrameInfo& f : frames) absl::StrAppend(&key, FrameKey(f), "\x1e");
   return key;
 }
+// Stacks aggregate by function (stack_view.h's FrameIdentity): samples of one loop on different
+// lines, or of one Python function at two statements, are one stack; lines are detail.
+std::string StackKey(const std::vector<FrameInfo>& frames) {
+  std::string key;
+  for (const FrameInfo& f : frames) absl::StrAppend(&key, FrameIdentity(f), "\x1e");
+  return key;
+}
+
+// The stacks merged under one StackKey, and the idle time of each line variant: the stack is
+// shown with the lines of its heaviest variant.
+struct Merged {
+  CauseNs by_cause{};
+  absl::flat_hash_map<std::string, std::pair<std::vector<FrameInfo>, TimeNs>> variants;
+  void Add(std::vector<FrameInfo> frames, TimeNs ns) {
+    auto [it, inserted] = variants.try_emplace(LineKey(frames));
+    if (inserted) it->second.first = std::move(frames);
+    it->second.second += ns;
+  }
+  std::vector<FrameInfo> Frames() const {
+    const std::pair<const std::string, std::pair<std::vector<FrameInfo>, TimeNs>>* best = nullptr;
+    for (const auto& v : variants)
+      if (best == nullptr || v.second.second > best->second.second ||
+          (v.second.second == best->second.second && v.first < best->first))
+        best = &v;
+    return best == nullptr ? std::vector<FrameInfo>{} : best->second.first;
+  }
+};
 
 TimeNs Sum(const CauseNs& c) {
   TimeNs s = 0;
@@ -71,8 +101,10 @@ void Insert(StackTreeNode* node, const std::vector<FrameInfo>& frames, TimeNs ns
   for (auto it = frames.rbegin() + static_cast<std::ptrdiff_t>(frames.size() - 1 - root);
        it != frames.rend() - static_cast<std::ptrdiff_t>(site); ++it) {
     StackTreeNode* child = nullptr;
+    // By function, as the top stacks are: the first (heaviest, see Build) stack names the line.
+    const std::string identity = FrameIdentity(*it);
     for (StackTreeNode& c : node->children)
-      if (c.frame == *it) { child = &c; break; }
+      if (FrameIdentity(c.frame) == identity) { child = &c; break; }
     if (child == nullptr) {
       node->children.push_back(StackTreeNode{*it, 0, 0, {}});
       child = &node->children.back();
@@ -98,10 +130,6 @@ Analysis AnalysisBuilder::Build() {
   CauseNs causes{};
   std::array<uint64_t, kNumCauses> dominant{};
   std::vector<Site> resume, after_sync;
-  struct Merged {
-    std::vector<FrameInfo> frames;
-    CauseNs by_cause{};
-  };
   absl::flat_hash_map<std::string, Merged> stacks;
   std::array<absl::flat_hash_map<std::string, Merged>, kNumHostStates> state_stacks;
   CopyAccounting copies;
@@ -128,8 +156,8 @@ Analysis AnalysisBuilder::Build() {
     for (int i = 0; i < kNumHostStates; ++i) a.host_work_states[i] += r.host_states[i];
     for (TraceResult::StateStack& s : r.state_stacks) {
       Merged& m = state_stacks[static_cast<int>(s.state)][StackKey(s.frames)];
-      if (m.frames.empty()) m.frames = std::move(s.frames);
       m.by_cause[static_cast<int>(Cause::kHostWork)] += s.ns;
+      m.Add(std::move(s.frames), s.ns);
     }
     IntervalSummary& in = r.intervals;
     IntervalSummary& out = a.intervals;
@@ -154,8 +182,8 @@ Analysis AnalysisBuilder::Build() {
     }
     for (TraceResult::ChargedStack& s : r.stacks) {
       Merged& m = stacks[StackKey(s.frames)];
-      if (m.frames.empty()) m.frames = std::move(s.frames);
       for (int i = 0; i < kNumCauses; ++i) m.by_cause[i] += s.by_cause[i];
+      m.Add(std::move(s.frames), Sum(s.by_cause));
     }
     copies.Merge(r.copies);
     if (link_peak == 0) link_peak = r.link_peak;
@@ -204,7 +232,7 @@ Analysis AnalysisBuilder::Build() {
   a.stack_tree.frame.function = "all idle time";
   for (auto& [key, m] : stacks) {
     StackShare s;
-    s.frames = m.frames;
+    s.frames = m.Frames();
     s.by_cause = m.by_cause;
     s.idle_ns = Sum(m.by_cause);
     int best = 0;
@@ -212,14 +240,15 @@ Analysis AnalysisBuilder::Build() {
       if (m.by_cause[i] > m.by_cause[best]) best = i;
     s.cause = static_cast<Cause>(best);
     s.share = total > 0 ? static_cast<double>(s.idle_ns) / total : 0;
-    Insert(&a.stack_tree, m.frames, s.idle_ns);
     all.push_back(std::move(s));
   }
-  Finalize(&a.stack_tree, total);
   std::sort(all.begin(), all.end(), [](const StackShare& x, const StackShare& y) {
     if (x.idle_ns != y.idle_ns) return x.idle_ns > y.idle_ns;
     return StackKey(x.frames) < StackKey(y.frames);
   });
+  // Heaviest first, so that a tree node shows the line of the heaviest stack through it.
+  for (const StackShare& s : all) Insert(&a.stack_tree, s.frames, s.idle_ns);
+  Finalize(&a.stack_tree, total);
   if (all.size() > options_.top_stacks) all.resize(options_.top_stacks);
   a.top_stacks = std::move(all);
   // Per host state: its top stacks (a few: the report lists them under the state's share).
@@ -227,7 +256,7 @@ Analysis AnalysisBuilder::Build() {
     std::vector<StackShare>& out = a.host_state_stacks[st];
     for (auto& [key, m] : state_stacks[st]) {
       StackShare s;
-      s.frames = m.frames;
+      s.frames = m.Frames();
       s.by_cause = m.by_cause;
       s.idle_ns = Sum(m.by_cause);
       s.cause = Cause::kHostWork;
