@@ -17,6 +17,7 @@ LANG is cpp (the nvcc-built workload_SHAPE) or py (py/SHAPE.py on PY). What is c
   host state   where the planted work has a thread state (data_starved* with samples): >= 90% of
                the host-work idle in that state (host_work_states: cpu, io_wait, lock_wait);
                sync_heavy: >= 95% of the sampled host-work idle (unsampled left out) is cpu;
+               sync_heavy_sleep (sync_heavy --sleep-ms 6): >= 90% of it is sleep;
   healthy      well_fed: no recommendation, utilisation > 95%.
 Timing-derived checks (cause, attribution shares, healthy) are retried ONCE with a fresh run when
 nothing else failed; the bounds never change. Exit status: 0 pass, 1 fail, 77 (ctest SKIP) when
@@ -78,6 +79,11 @@ SCENARIOS = {
     # so the share is of the sampled host work (state_of="sampled").
     "sync_heavy": dict(cause="host_work", after_sync_site="read_loss", state="cpu",
                        state_min=0.95, state_of="sampled"),
+    # A variant (workload= the one it runs): log_metrics sleeps 6 ms (nanosleep) instead of
+    # computing, right after read_loss's futex wait: the host work is sleep, not lock_wait.
+    "sync_heavy_sleep": dict(workload="sync_heavy", args=["--log-ms", "0", "--sleep-ms", "6"],
+                             cause="host_work", after_sync_site="read_loss", state="sleep",
+                             state_min=0.90, state_of="sampled"),
     # Steady state starts at the model's initial memsets, before the 6 pinned input slots are
     # allocated and touched (~40 ms, machine-dependent): 25 steps (0.5 s) would leave that set-up
     # above the 5% of idle that a healthy run may have. 100 steps (2 s) put it at ~2%.
@@ -166,9 +172,9 @@ def run_workload(args, shape, spec, work, at):
     os.makedirs(out_dir)
     truth = os.path.join(work, "truth.jsonl")
     if args.lang == "cpp":
-        cmd = [os.path.join(args.workloads_dir, "workload_" + shape)]
+        cmd = [os.path.join(args.workloads_dir, "workload_" + spec.get("workload", shape))]
     else:
-        cmd = [args.python, os.path.join(args.py_dir, shape + ".py")]
+        cmd = [args.python, os.path.join(args.py_dir, spec.get("workload", shape) + ".py")]
     cmd += spec.get("args", [])
     print("run: %s" % " ".join(cmd), flush=True)
     env = clean_env(args, out_dir, truth)

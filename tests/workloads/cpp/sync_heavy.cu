@@ -3,12 +3,16 @@
 // the next step's GPU work but cannot, because the host only submits that step afterwards.
 //
 // Each step: 7 kernels (layers=2: 3 ms of device time) on the legacy default stream, read_loss()
-// (waits for them), log_metrics() (default 7 ms of real CPU work).
+// (waits for them), log_metrics() (default 7 ms of real CPU work; with --sleep-ms it then sleeps
+// that long too, as bookkeeping that waits on a timer would).
 //
 // Expected verdict: GPU utilisation ~ 3 / (3 + 7) ~ 30%; the idle time is host work in
 // log_metrics() that began when the synchronisation in read_loss() returned ("after sync").
 #include <cuda_runtime.h>
 
+#include <time.h>
+
+#include <cerrno>
 #include <vector>
 
 #include "mlp.cuh"
@@ -24,19 +28,28 @@ GSW_PLANTED float read_loss(const float* device_loss) {
 }
 
 // PLANTED: metrics computed on the host while the GPU has nothing queued.
-GSW_PLANTED float log_metrics(long step, float loss, std::vector<float>* history, double log_ms) {
+GSW_PLANTED float log_metrics(long step, float loss, std::vector<float>* history, double log_ms,
+                              double sleep_ms) {
   history->push_back(loss + static_cast<float>(step));
-  return gsw::CpuWork(history->data(), history->size(), log_ms);
+  const float checksum = gsw::CpuWork(history->data(), history->size(), log_ms);
+  if (sleep_ms > 0) {  // the thread sleeps in the kernel (nanosleep): a sampler sees it asleep
+    const long ns = static_cast<long>(sleep_ms * 1e6);
+    timespec left = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+  }
+  return checksum;
 }
 
 int main(int argc, char** argv) {
   long steps = 60, layers = 2, width_kib = 1024;
-  double log_ms = 7.0;
+  double log_ms = 7.0, sleep_ms = 0.0;
   gsw::Flags flags("workload_sync_heavy",
                    "A training loop that synchronises on the loss every step (read_loss) and "
                    "then does host work (log_metrics).");
   flags.Add("steps", &steps, "training steps");
   flags.Add("log-ms", &log_ms, "host CPU time of log_metrics() per step");
+  flags.Add("sleep-ms", &sleep_ms, "then log_metrics() sleeps this long per step");
   flags.Add("layers", &layers, "model layers; one step is (layers+1) ms of device time");
   flags.Add("width-kib", &width_kib, "activation size per layer in KiB");
   flags.Parse(argc, argv);
@@ -54,7 +67,7 @@ int main(int argc, char** argv) {
     const uint64_t t0 = gsw::NowNs();
     last_loss = read_loss(model.loss());
     const uint64_t t1 = gsw::NowNs();
-    checksum += log_metrics(step, last_loss, &history, log_ms);
+    checksum += log_metrics(step, last_loss, &history, log_ms, sleep_ms);
     read_ns += t1 - t0;
     log_ns += gsw::NowNs() - t1;
   }
