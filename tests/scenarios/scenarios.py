@@ -19,6 +19,9 @@ LANG is cpp (the nvcc-built workload_SHAPE) or py (py/SHAPE.py on PY). What is c
                sync_heavy: >= 95% of the sampled host-work idle (unsampled left out) is cpu;
                sync_heavy_sleep (sync_heavy --sleep-ms 6): >= 90% of it is sleep;
   healthy      well_fed: no recommendation, utilisation > 95%.
+  python root  py: the flame graph (`gsanalyze export --collapsed`, NVTX range frames aside) has
+               one root, the script's `<module>`: every stack with a Python frame starts there, and
+               >= 99% of the steady idle is under it.
 Timing-derived checks (cause, attribution shares, healthy) are retried ONCE with a fresh run when
 nothing else failed; the bounds never change. Exit status: 0 pass, 1 fail, 77 (ctest SKIP) when
 every check that could run passed but the attribution needs evidence the trace does not carry
@@ -305,6 +308,38 @@ def check_attribution(args, rep, trace, spec, at, paths):
                                     100 * ATTRIBUTION_MIN, best, paths), True)
 
 
+PYTHON_FRAME = re.compile(r"\(.+\.py:\d+\)$")
+PYTHON_ROOT_MIN = 0.99
+
+
+def check_python_root(args, spec, trace, at, paths):
+    """The flame graph of a Python program has one root, the script's <module>: no interpreter
+    frames (_start, Py_RunMain, PyEval_EvalCode) above it, whether the thread was running or
+    blocked in the kernel when sampled."""
+    collapsed = collapsed_stacks(args, trace, at.where)
+    if not at.check(collapsed is not None, "gsanalyze export --collapsed failed %s" % paths, False):
+        return
+    script = spec.get("workload", args.shape) + ".py"
+    root = re.compile(r"<module> \((.*/)?%s:\d+\)$" % re.escape(script))
+    under, strays, total = 0, [], 0
+    for frames, ns in collapsed:
+        total += ns
+        while len(frames) > 1 and frames[0].startswith("[nvtx] "):  # ranges sit above the root
+            frames = frames[1:]
+        if root.match(frames[0]):
+            under += ns
+        elif any(PYTHON_FRAME.search(f) for f in frames):
+            strays.append(";".join(frames[:3]))
+    if under == 0 and not trace_has_python_frames(args, trace):
+        at.skips.append("python root not checked: the trace carries no Python frames")
+        return
+    at.check(not strays, "%d stack(s) with Python frames not rooted at <module> (%s): %s %s" % (
+        len(strays), script, strays[:2], paths), False)
+    at.check(total > 0 and under >= PYTHON_ROOT_MIN * total,
+             "%.1f%% of the exported idle under <module> (%s), expected >= %.0f%% %s" % (
+                 100 * under / total if total else 0, script, 100 * PYTHON_ROOT_MIN, paths), False)
+
+
 def check_host_state(rep, spec, at, paths):
     """>= STATE_MIN (or the spec's state_min) of the host-work idle in the planted state (only when
     the trace has samples): of all of it, or with state_of="sampled" of its sampled part."""
@@ -381,6 +416,8 @@ def run_once(args, shape, spec, work):
         check_after_sync(args, rep, trace, spec["after_sync_site"], at, paths)
     if spec.get("healthy"):
         check_healthy(rep, at, paths)
+    if args.lang == "py":
+        check_python_root(args, spec, trace, at, paths)
     return at
 
 
