@@ -12,16 +12,18 @@
 //      - inside any other enqueue call (launch, pinned copy, memset, event record/wait):
 //        `launch_overhead`; outside calls but between two enqueue calls at most
 //        back_to_back_max_ns apart: `launch_overhead` (the dispatch path of back-to-back launches);
-//      - outside CUDA calls otherwise: `host_work` (split by samples' thread state when sampled);
+//      - outside CUDA calls otherwise: `host_work` (split by the thread state of the samples taken
+//        in the same stretch between two calls; `unsampled` where that stretch has none);
 //      - inside sync/query/other calls: `other`;
 //      - after C returned until A started: launch latency / device wait as in rule 1.
 //   Independently: T was inside a synchronising call (stream/device/event sync, blocking D2H copy)
 //   when the device went idle, or left one at most after_sync_tolerance_ns before: "after sync".
 // Every nanosecond of the gap lands in exactly one cause, so shares sum to 100%.
 //
-// Attribution: in-call time is charged to the call's stack; host time to the samples' stacks in
-// it when there are samples, else to the stack of the call that ended it (the code that was on
-// its way to submit); time after C to C's stack.
+// Attribution: in-call time is charged to the call's stack; host time to the stacks of the
+// samples taken in it (never those of samples taken inside a call) when there are some, else to
+// the stack of the call that ended it (the code that was on its way to submit); time after C to
+// C's stack.
 //
 // Thread safety: none; the classifier reuses its scratch storage between gaps.
 #ifndef GPUSTALL_ANALYZER_CLASSIFY_GAP_CLASSIFIER_H_
