@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/export/collapsed_stacks.h"
+#include "analyzer/summary/summarize_trace.h"
 #include "gtest/gtest.h"
 #include "proto/testing/trace_builder.h"
 
@@ -83,9 +84,13 @@ std::vector<std::vector<std::string>> Collapsed(const Analysis& a) {
   return lines;
 }
 
-TEST(StackViewE2eTest, PythonStacksAreRootedAtModuleInEveryOutput) {
-  const std::string path = TempPath("python.gstrace");
-  const std::string script = "/home/me/train.py";
+constexpr char kScript[] = "/home/me/train.py";
+
+// The Python program: its gaps end in copies made by upload() from load_batch(), from the
+// CPU-bound stack (interpreter frames from _start, load_batch at line 27) in 2 of every 3 gaps,
+// from the blocked one (rooted at <module>, line 29) in the others.
+void WritePythonTrace(const std::string& path) {
+  const std::string script = kScript;
   auto b = TraceBuilder::Create(path, Header({"python3", script}, "/usr/bin/python3.11"));
   ASSERT_NE(b, nullptr);
   const uint32_t libc = b->AddModule("/usr/lib/x86_64-linux-gnu/libc.so.6", "", 0x7f0000000000, 0x200000);
@@ -110,6 +115,12 @@ TEST(StackViewE2eTest, PythonStacksAreRootedAtModuleInEveryOutput) {
                                            b->InternPythonFrame("<module>", script, 70)});
   AddLoop(b.get(), {running, blocked, running}, 9);
   ASSERT_TRUE(b->Finish());
+}
+
+TEST(StackViewE2eTest, PythonStacksAreRootedAtModuleInEveryOutput) {
+  const std::string path = TempPath("python.gstrace");
+  const std::string script = kScript;
+  WritePythonTrace(path);
   absl::StatusOr<Analysis> a = AnalyzeTraces({path}, AllStacksOptions());
   ASSERT_TRUE(a.ok()) << a.status();
   unlink(path.c_str());
@@ -139,6 +150,20 @@ TEST(StackViewE2eTest, PythonStacksAreRootedAtModuleInEveryOutput) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].front(), "<module> (" + script + ":70)");
   for (const std::string& f : lines[0]) EXPECT_FALSE(absl::StrContains(f, "python3.11") || f == "_start") << f;
+}
+
+// A trace's summary (the multi-rank report's per-rank stacks) lists the same one stack.
+TEST(StackViewE2eTest, SummaryStacksAreTheReportsStacks) {
+  const std::string path = TempPath("summary.gstrace");
+  WritePythonTrace(path);
+  absl::StatusOr<RankSummary> s = SummarizeTrace(path, AnalysisOptions());
+  unlink(path.c_str());
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->stacks.size(), 1u);
+  EXPECT_EQ(s->stacks[0].frames,
+            (std::vector<std::string>{"upload (train.py:12)", "load_batch (train.py:27)", "main (train.py:52)",
+                                      "<module> (train.py:70)"}));
+  EXPECT_EQ(s->stacks[0].idle_ns, s->steady_idle_ns);
 }
 
 TEST(StackViewE2eTest, StrippedLibraryIsOneStackPerCaller) {

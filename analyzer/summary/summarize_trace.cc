@@ -30,12 +30,15 @@ std::string FrameString(const FrameInfo& f) {
 
 // Frames from the first one outside the runtime/agent (what the reports show as the site), as
 // the reports show a stack (stack_view.h).
-std::vector<std::string> FrameStrings(std::vector<FrameInfo> raw) {
-  const std::vector<FrameInfo> frames = ViewStack(std::move(raw));
+std::vector<FrameInfo> ShownFrames(std::vector<FrameInfo> raw) {
+  std::vector<FrameInfo> frames = ViewStack(std::move(raw));
+  frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(SiteFrameIndex(frames)));
+  if (frames.size() > kMaxFrames) frames.resize(kMaxFrames);
+  return frames;
+}
+std::vector<std::string> FrameStrings(const std::vector<FrameInfo>& frames) {
   std::vector<std::string> out;
-  for (size_t i = SiteFrameIndex(frames); i < frames.size() && out.size() < kMaxFrames; ++i) {
-    out.push_back(FrameString(frames[i]));
-  }
+  for (const FrameInfo& f : frames) out.push_back(FrameString(f));
   return out;
 }
 
@@ -193,41 +196,59 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     }
   }
 
-  // Causes per stack (largest) and frames; then the top ones.
+  auto frames_of = [&](uint64_t key) {
+    if (key == 0) return std::vector<FrameInfo>{FrameInfo{"(no host call recorded)", "", 0, ""}};
+    if (key & kFunctionKeyBit) {
+      return std::vector<FrameInfo>{
+          FrameInfo{absl::StrCat(tables.FunctionName(static_cast<uint32_t>(key)), " (no stack)"), "", 0, ""}};
+    }
+    std::vector<FrameInfo> f = ShownFrames(tables.ResolveStack(static_cast<uint32_t>(key)));
+    if (f.empty()) f.push_back(FrameInfo{absl::StrCat("stack#", key, " (not in trace)"), "", 0, ""});
+    return f;
+  };
+  // Stacks that read as the same functions are one (as in the report's top stacks: stack ids that
+  // differ only in interpreter frames, unsymbolised PCs or lines), shown with the lines of the
+  // one charged most; its cause is the largest of their summed causes.
+  struct Grouped {
+    RankStack stack;
+    CauseNs causes{};
+    TimeNs shown_ns = -1;  // idle of the stack id whose lines `stack.frames` shows
+  };
   absl::flat_hash_map<uint64_t, CauseNs> stack_causes;
   for (const Gap& g : gaps) {
     for (const Charge& c : g.charges) stack_causes[c.key][static_cast<int>(c.cause)] += c.ns;
   }
-  std::vector<std::pair<uint64_t, RankStack>> ranked(by_key.begin(), by_key.end());
-  for (auto& [key, st] : ranked) {
-    const CauseNs& causes = stack_causes[key];
-    st.cause = static_cast<Cause>(std::max_element(causes.begin(), causes.end()) - causes.begin());
-  }
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    if (a.second.step_host_bound_ns != b.second.step_host_bound_ns)
-      return a.second.step_host_bound_ns > b.second.step_host_bound_ns;
-    if (a.second.idle_ns != b.second.idle_ns) return a.second.idle_ns > b.second.idle_ns;
-    return a.first < b.first;
-  });
-  auto frames_of = [&](uint64_t key) {
-    if (key == 0) return std::vector<std::string>{"(no host call recorded)"};
-    if (key & kFunctionKeyBit) {
-      return std::vector<std::string>{
-          absl::StrCat(tables.FunctionName(static_cast<uint32_t>(key)), " (no stack)")};
-    }
-    std::vector<std::string> f = FrameStrings(tables.ResolveStack(static_cast<uint32_t>(key)));
-    if (f.empty()) f.push_back(absl::StrCat("stack#", key, " (not in trace)"));
-    return f;
-  };
-  for (auto& [key, st] : ranked) {
-    if (s.stacks.size() == kMaxStacks) break;
-    st.frames = frames_of(key);
-    s.stacks.push_back(st);
-  }
+  absl::flat_hash_map<std::string, Grouped> grouped;
   TraceStacks stacks;
-  if (keep_rows_) {
-    for (const auto& [key, st] : ranked) stacks[key] = frames_of(key);
+  for (const auto& [key, st] : by_key) {
+    const std::vector<FrameInfo> frames = frames_of(key);
+    std::string identity;
+    for (const FrameInfo& f : frames) absl::StrAppend(&identity, FrameIdentity(f), "\x1e");
+    Grouped& g = grouped[identity];
+    g.stack.idle_ns += st.idle_ns;
+    g.stack.step_host_bound_ns += st.step_host_bound_ns;
+    const CauseNs& causes = stack_causes[key];
+    for (size_t i = 0; i < causes.size(); ++i) g.causes[i] += causes[i];
+    std::vector<std::string> strings = FrameStrings(frames);
+    if (st.idle_ns > g.shown_ns || (st.idle_ns == g.shown_ns && strings < g.stack.frames)) {
+      g.shown_ns = st.idle_ns;
+      g.stack.frames = strings;
+    }
+    if (keep_rows_) stacks[key] = std::move(strings);
   }
+  std::vector<RankStack> ranked;
+  ranked.reserve(grouped.size());
+  for (auto& [identity, g] : grouped) {
+    g.stack.cause = static_cast<Cause>(std::max_element(g.causes.begin(), g.causes.end()) - g.causes.begin());
+    ranked.push_back(std::move(g.stack));
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const RankStack& a, const RankStack& b) {
+    if (a.step_host_bound_ns != b.step_host_bound_ns) return a.step_host_bound_ns > b.step_host_bound_ns;
+    if (a.idle_ns != b.idle_ns) return a.idle_ns > b.idle_ns;
+    return a.frames < b.frames;
+  });
+  if (ranked.size() > kMaxStacks) ranked.resize(kMaxStacks);
+  s.stacks = std::move(ranked);
   summaries_.push_back(std::move(s));
   TraceSummarized(index, summaries_.back(), keep_rows_ ? &rows_ : nullptr, keep_rows_ ? &stacks : nullptr);
   rows_.clear();
