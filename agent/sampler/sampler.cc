@@ -99,6 +99,10 @@ bool Sampler::Start(const SamplerOptions& options, std::string* note) {
   if (options.signals) {
     use_signals_ = signals_.Install(stacks_, python_, options.stack_depth, note);
   }
+  if (options.blocked_stacks && options.stack_depth + 1 <= static_cast<int>(sizeof blocked_pcs_ / sizeof blocked_pcs_[0]) &&
+      !blocked_.Init()) {
+    Log(LogLevel::kWarn, "sampler: cannot prepare the unwinder of blocked threads; they keep their leaf PC only");
+  }
   ready_.store(true, std::memory_order_release);
   // The sampler thread takes no signal: the application's belong to its own threads, and ours
   // must never run on a thread that is not sampled.
@@ -309,15 +313,32 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
   t.files.ReadSyscall(&call);
   const WaitVerdict verdict = ClassifyTask(stat, call, &fds_);
   if (verdict.state == pb::THREAD_STATE_UNKNOWN) return;
-  uint64_t leaf = 0;
   int pcs = 0;
+  bool pcs_truncated = false;
   if (call.kind == TaskSyscall::kInSyscall || call.kind == TaskSyscall::kNoSyscall) {
-    leaf = call.pc;
-    pcs = leaf != 0 ? 1 : 0;
+    blocked_pcs_[0] = call.pc;
+    pcs = call.pc != 0 ? 1 : 0;
+  }
+  if (pcs == 1 && call.kind == TaskSyscall::kInSyscall && blocked_.ready()) {
+    // One frame more than kept, to tell a stack cut at the depth from one that ended there.
+    const int n = blocked_.Unwind(call.sp, call.pc, blocked_pcs_, options_.stack_depth + 1);
+    if (n > 1) {
+      TaskSyscall again;
+      t.files.ReadSyscall(&again);
+      if (again.kind == TaskSyscall::kInSyscall && again.nr == call.nr && again.sp == call.sp &&
+          again.pc == call.pc) {
+        pcs_truncated = n > options_.stack_depth;
+        pcs = pcs_truncated ? options_.stack_depth : n;
+        blocked_unwinds_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        blocked_torn_.fetch_add(1, std::memory_order_relaxed);  // woke up meanwhile: leaf only
+      }
+    }
   }
   bool truncated = false;
   const int py = remote_python(&truncated);
-  Emit(now, t.tid, verdict.state, stat.processor, cpu_delta, &leaf, pcs, false, python_scratch_, py, truncated);
+  Emit(now, t.tid, verdict.state, stat.processor, cpu_delta, blocked_pcs_, pcs, pcs_truncated, python_scratch_,
+       py, truncated);
 }
 
 void Sampler::CollectAnswers(bool wait) {
@@ -451,6 +472,8 @@ SamplerCounters Sampler::counters() const {
   c.abandoned = abandoned_.load(std::memory_order_relaxed);
   c.eintr_races = signals_.eintr_races();
   c.ticks = ticks_.load(std::memory_order_relaxed);
+  c.blocked_unwinds = blocked_unwinds_.load(std::memory_order_relaxed);
+  c.blocked_torn = blocked_torn_.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -23,11 +23,13 @@
 //      and with which arguments; WaitClassifier turns that into IO_WAIT / LOCK_WAIT / IDLE /
 //      SLEEPING. Its Python frames are read from the sampler thread (PythonStackReader::
 //      CaptureThread: the thread state found in the interpreter's thread list, every read
-//      guarded; the frames are stable while the thread is blocked). Its native stack is the one
-//      PC the syscall file gives (the libc function making the call). Why not a full remote
-//      unwind from the syscall file's sp/pc: it would need libunwind's remote address-space
-//      accessors around guarded reads of a stack that changes the moment the thread wakes up,
-//      for frames that are libc/interpreter plumbing under the Python frames the report shows.
+//      guarded; the frames are stable while the thread is blocked). Its native stack is
+//      unwound from here (GS_BLOCKED_STACKS=1, the default): BlockedStackUnwinder copies the
+//      thread's stack from the syscall file's SP and runs libunwind over the copy (see its
+//      header for how, and why this way); the syscall file is then read again, and a thread no
+//      longer in the same call at the same SP/PC (it woke up during the copy) keeps only the
+//      leaf PC. No signal, so the application never sees an EINTR from it. With the setting off,
+//      the native stack is that one leaf PC (the libc function making the call).
 // Samples go through an SPSC byte ring (producer: sampler thread; consumer: the writer thread in
 // DrainInto), one fixed-layout record each; a full ring drops and counts.
 //
@@ -53,6 +55,7 @@
 
 #include "agent/writer/chunk_contributor.h"
 #include "agent/python/python_stacks.h"
+#include "agent/sampler/blocked_stack.h"
 #include "agent/record/ring.h"
 #include "agent/record/ring_pool.h"
 #include "agent/sampler/proc_fd_source.h"
@@ -67,6 +70,7 @@ struct SamplerOptions {
   bool all_threads = false;  // GS_SAMPLE_ALL_THREADS
   int stack_depth = 32;      // native frames kept per sample
   bool signals = true;       // false: no signal ever (running threads get Python frames read remotely)
+  bool blocked_stacks = true;  // GS_BLOCKED_STACKS: unwind blocked threads' native stacks
 };
 
 struct SamplerCounters {
@@ -77,6 +81,8 @@ struct SamplerCounters {
   uint64_t abandoned = 0;      // never answered (thread exited or blocks the signal)
   uint64_t eintr_races = 0;    // see SignalStackSampler
   uint64_t ticks = 0;
+  uint64_t blocked_unwinds = 0;  // blocked samples whose native stack was unwound (> 1 frame)
+  uint64_t blocked_torn = 0;     // unwound, then dropped: the thread left the call meanwhile
 };
 
 class Sampler final : public ChunkContributor {
@@ -129,6 +135,9 @@ class Sampler final : public ChunkContributor {
   uint64_t self_tid_ = 0;
   // Scratch for blocked threads' Python frames (sampler thread only).
   PythonFrameRef python_scratch_[SignalSample::kMaxPython];
+  // Blocked threads' native stacks (sampler thread only; Init in Start when enabled).
+  BlockedStackUnwinder blocked_;
+  uint64_t blocked_pcs_[130];
 
   pthread_t thread_{};
   bool started_ = false;
@@ -138,7 +147,8 @@ class Sampler final : public ChunkContributor {
   std::atomic<bool> stop_{false};
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
-  std::atomic<uint64_t> recorded_{0}, dropped_{0}, signals_sent_{0}, late_{0}, abandoned_{0}, ticks_{0};
+  std::atomic<uint64_t> recorded_{0}, dropped_{0}, signals_sent_{0}, late_{0}, abandoned_{0}, ticks_{0},
+      blocked_unwinds_{0}, blocked_torn_{0};
 };
 
 }  // namespace gs

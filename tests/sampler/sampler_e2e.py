@@ -9,14 +9,17 @@ then under LD_PRELOAD=libgsagent.so with GS_SAMPLE_HZ (1000 by default). Checks:
   * in each phase (its middle 80%: the edges belong to the phase before/after), on the main
     thread: at least 80% of the samples carry the phase's state (IDLE for sleeps, IO_WAIT for
     pipe/socket reads, LOCK_WAIT for queue/condition/semaphore waits, RUNNING for the busy loop),
-    and for the busy loop (both programs) and every Python phase at least 80% name the phase's
-    function in their stack.
+    and at least 80% name the phase's function in their stack;
+  * C++ phases that block (sleeps, bookkeeping after a readback, reads, waits): at least 90% of
+    the samples in the phase's state carry a native stack that holds the function that blocked
+    and goes on down to main (the sampler unwinds blocked threads without signalling them).
 Exit 0 pass, 1 fail, 77 skip (the interpreter is missing).
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -30,13 +33,14 @@ NAMES = {0: "unknown", 1: "running", 2: "runnable", 3: "sleeping", 4: "io_wait",
 # phase -> (expected state, function expected in the stack or None)
 CPP_PHASES = {
     "busy": (RUNNING, "BusySpin"),
-    "sleep": (IDLE, None),
-    "pipe_read": (IO_WAIT, None),
-    "pipe_poll": (IO_WAIT, None),
-    "socket_recv": (IO_WAIT, None),
-    "socket_epoll": (IO_WAIT, None),
-    "condvar": (LOCK_WAIT, None),
-    "semaphore": (LOCK_WAIT, None),
+    "sleep": (IDLE, "SleepOnce"),
+    "readback_sleep": (IDLE, "Bookkeeping"),
+    "pipe_read": (IO_WAIT, "ReadAll"),
+    "pipe_poll": (IO_WAIT, "ReadAll"),
+    "socket_recv": (IO_WAIT, "ReadAll"),
+    "socket_epoll": (IO_WAIT, "ReadAll"),
+    "condvar": (LOCK_WAIT, "WaitForWork"),
+    "semaphore": (LOCK_WAIT, "TakeWithTimeout"),
 }
 PY_PHASES = {
     "busy": (RUNNING, "busy_loop"),
@@ -48,6 +52,7 @@ PY_PHASES = {
     "condition": (LOCK_WAIT, "phase_condition"),
 }
 MIN_SHARE = 0.80
+BLOCKED_STACK_SHARE = 0.90
 MIN_SAMPLES = 20
 
 
@@ -145,6 +150,15 @@ def main():
             example = next((s["stack"] for s in inside if function not in s["stack"]), "")
             check(named >= MIN_SHARE * n, "phase %s: %d of %d samples name %s in their stack; e.g. %s" % (
                 name, named, n, function, example[:300]))
+        if a.kind == "cpp" and state != RUNNING:
+            in_state = [s for s in inside if s["state"] == state]
+            whole = [s for s in in_state if function in s["stack"] and re.search(r"<- main\b", s["stack"])]
+            example = next((s["stack"] for s in in_state if s not in whole), "")
+            print("  %d of %d %s samples hold %s ... main" % (len(whole), len(in_state), NAMES[state], function))
+            check(len(whole) >= BLOCKED_STACK_SHARE * len(in_state),
+                  "phase %s: %d of %d %s samples hold %s and main in their stack (want >= %d%%); e.g. %s" % (
+                      name, len(whole), len(in_state), NAMES[state], function, BLOCKED_STACK_SHARE * 100,
+                      example[:300]))
     return exit_status()
 
 

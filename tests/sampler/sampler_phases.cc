@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -35,6 +36,7 @@ constexpr int kChunks = 16;           // per feeding phase
 constexpr int kChunkBytes = 4096;
 constexpr int kFeedPeriodMs = 25;     // => ~400 ms per phase
 constexpr int kSleeps = 40;           // x 10 ms
+constexpr int kReadbacks = 60;        // x ~6 ms of bookkeeping
 
 uint64_t Now() {
   timespec ts;
@@ -93,8 +95,9 @@ uint64_t Checksum(uint64_t sum, const char* data, ssize_t n) {
 }
 
 // Reads kChunks * kChunkBytes from `fd`, waiting first with `wait` (none, poll, epoll).
+// noinline, like every function below that blocks: the test looks for it in blocked samples.
 enum class Wait { kNone, kPoll, kEpoll };
-uint64_t ReadAll(int fd, Wait wait, bool use_recv) {
+__attribute__((noinline)) uint64_t ReadAll(int fd, Wait wait, bool use_recv) {
   int epfd = -1;
   if (wait == Wait::kEpoll) {
     epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -158,6 +161,44 @@ void Check(cudaError_t e, const char* what) {
   }
 }
 
+// One sleep of `ms`, alternating the raw nanosleep system call and clock_nanosleep.
+__attribute__((noinline)) void SleepOnce(int i, long ms) {
+  timespec ts{0, ms * 1000000L};
+  if (i % 2 == 0) {
+    if (syscall(SYS_nanosleep, &ts, nullptr) != 0) Die("nanosleep");
+  } else {
+    const int r = clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
+    if (r != 0) {
+      errno = r;
+      Die("clock_nanosleep");
+    }
+  }
+  asm volatile("" ::: "memory");  // no tail call: this frame stays on the stack while it sleeps
+}
+
+// The host's bookkeeping after reading a scalar back from the device: it sleeps ~6 ms (a
+// stand-in for a log write or a rate limiter), through the C++ library.
+__attribute__((noinline)) void Bookkeeping() {
+  std::this_thread::sleep_for(std::chrono::microseconds(6000));
+  asm volatile("" ::: "memory");
+}
+
+// Waits on the condition variable for the producer's next item.
+__attribute__((noinline)) void WaitForWork(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                                           const int& produced, int consumed) {
+  cv.wait(lock, [&] { return produced > consumed; });
+  asm volatile("" ::: "memory");
+}
+
+// sem_timedwait with a 5 s deadline.
+__attribute__((noinline)) void TakeWithTimeout(sem_t* sem) {
+  timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 5;
+  if (sem_timedwait(sem, &deadline) != 0) Die("sem_timedwait");
+  asm volatile("" ::: "memory");
+}
+
 }  // namespace
 
 int main() {
@@ -177,20 +218,25 @@ int main() {
 
   {
     Phase p("sleep");
-    for (int i = 0; i < kSleeps; ++i) {
-      timespec ts{0, 10000000L};
-      if (i % 2 == 0) {
-        if (syscall(SYS_nanosleep, &ts, nullptr) != 0) Die("nanosleep");
-      } else {
-        const int r = clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
-        if (r != 0) {
-          errno = r;
-          Die("clock_nanosleep");
-        }
-      }
-    }
+    for (int i = 0; i < kSleeps; ++i) SleepOnce(i, 10);
   }
   std::printf("RESULT sleeps %d\n", kSleeps);
+
+  {  // a step that reads a scalar back, then sleeps in host bookkeeping
+    float* scalar = nullptr;
+    Check(cudaMalloc(reinterpret_cast<void**>(&scalar), sizeof(float)), "cudaMalloc scalar");
+    Check(cudaMemset(scalar, 0, sizeof(float)), "cudaMemset scalar");
+    float loss = 1.0f;
+    {
+      Phase p("readback_sleep");
+      for (int i = 0; i < kReadbacks; ++i) {
+        Check(cudaMemcpy(&loss, scalar, sizeof loss, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+        Bookkeeping();
+      }
+    }
+    Check(cudaFree(scalar), "cudaFree scalar");
+    std::printf("RESULT readback_sleep %d %g\n", kReadbacks, static_cast<double>(loss));
+  }
 
   const struct {
     const char* name;
@@ -230,7 +276,7 @@ int main() {
       Phase p("condvar");
       std::unique_lock<std::mutex> lock(mu);
       while (consumed < kChunks) {
-        cv.wait(lock, [&] { return produced > consumed; });
+        WaitForWork(lock, cv, produced, consumed);
         ++consumed;
       }
     }
@@ -251,10 +297,7 @@ int main() {
     {
       Phase p("semaphore");
       while (taken < kChunks) {
-        timespec deadline;
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_sec += 5;
-        if (sem_timedwait(&sem, &deadline) != 0) Die("sem_timedwait");
+        TakeWithTimeout(&sem);
         ++taken;
       }
     }

@@ -40,6 +40,9 @@
   X(sample_all_threads, bool, kBool, GS_SAMPLE_ALL_THREADS, "0", 0, 0, "",                       \
     "0: sample the threads that issue CUDA work; 1: every thread of the process (input "          \
     "threads, loaders) except the agent's own.")                                                 \
+  X(blocked_stacks, bool, kBool, GS_BLOCKED_STACKS, "1", 0, 0, "",                               \
+    "1: a sampled thread blocked in a system call gets its whole native stack, unwound by the "  \
+    "sampler thread over a copy of its stack (no signal); 0: only the blocking libc function.")  \
   X(buffer_mb, int, kInt, GS_BUFFER_MB, "64", 4, 4096, "",                                       \
     "Bound on the agent's recording buffers in MiB (per-thread rings and GPU records); when "    \
     "full, records are dropped and counted in the trace.")                                       \
