@@ -74,6 +74,8 @@ bool IsNamedFrame(const FrameInfo& f) {
 
 bool IsPythonFrame(const FrameInfo& f) { return f.module.empty() && !f.file.empty(); }
 
+bool IsProcessRuntimeFrame(const FrameInfo& f) { return IsEntryFrame(f) || IsSystemRuntimeFrame(f); }
+
 bool IsInterpreterFrame(const FrameInfo& f) {
   if (f.module.empty()) return false;
   const absl::string_view module = f.module;

@@ -33,6 +33,9 @@ bool IsPythonFrame(const FrameInfo& frame);
 // A native frame of the Python interpreter itself: libpython3.x.so, or the python executable
 // (python, python3.12, python3.13t ...) where the interpreter is linked into it.
 bool IsInterpreterFrame(const FrameInfo& frame);
+// The C and C++ runtime (libc, the loader, libstdc++, ...) and the process's and threads' entry
+// frames (_start, __libc_start_main, start_thread, clone).
+bool IsProcessRuntimeFrame(const FrameInfo& frame);
 
 }  // namespace gs::analyzer
 

@@ -38,9 +38,10 @@ std::vector<FrameInfo> ViewStack(std::vector<FrameInfo> frames) {
   for (size_t i = 0; i < frames.size(); ++i) {
     FrameInfo& f = frames[i];
     if (inner < frames.size() && !IsPythonFrame(f)) {
-      // Above the outermost Python frame every library frame goes (a native frame of the program
-      // itself, embedding Python, stays); elsewhere the interpreter's frames go.
-      if (i > outer ? IsLibraryFrame(f) : IsInterpreterFrame(f)) continue;
+      // The interpreter's frames go wherever they are; above the outermost Python frame the C
+      // runtime and entry frames go too. What else is there stays: the program embedding Python,
+      // a native library's thread that calls into Python (torch's autograd engine).
+      if (IsInterpreterFrame(f) || (i > outer && IsProcessRuntimeFrame(f))) continue;
     }
     const bool unnamed = BucketUnnamed(&f);
     // A module's internal calls without symbols are one frame: the bucket of its caller.

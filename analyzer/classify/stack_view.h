@@ -7,12 +7,13 @@
 //    sit above the outermost Python frame (_start <- __libc_start_main <- Py_BytesMain <- ... <-
 //    PyEval_EvalCode) and between Python frames (main (x.py:60) <- _PyObject_MakeTpCall <- ...).
 //    A thread blocked in the kernel may be unwound only as far as `<module>`, so the same code
-//    would otherwise have two roots. ViewStack folds those frames away: above the outermost Python
-//    frame every library frame (interpreter, C runtime, entry frames) goes; below it the
-//    interpreter's frames go, those between Python frames and those under the innermost one (the
-//    eval loop, PyNumber_Multiply: time in that Python line, as a Python profiler shows it).
-//    Every other native frame (a C extension, libjpeg, torch, ctypes, a libc sleep) and native
-//    frames of the program itself stay where they are.
+//    would otherwise have two roots. ViewStack folds those frames away: the interpreter's frames
+//    go wherever they are (under the innermost Python frame too: the eval loop, PyNumber_Multiply
+//    are time in that Python line, as a Python profiler shows it), and above the outermost Python
+//    frame the C runtime's and the entry frames (_start, __libc_start_main, start_thread, clone).
+//    Every other native frame stays where it is: a C extension, libjpeg, torch, ctypes, a libc
+//    sleep under the Python frames; the program embedding Python, or a native library's thread
+//    calling into Python (torch's autograd engine), above them.
 //  * A library without symbols names each frame by its PC ("libjpeg.so.62+0x231e3"): one loop is
 //    as many stacks as PCs sampled. ViewStack names such a frame "libjpeg.so.62+?", and a run of
 //    them in one module (its internal calls) is one frame: one bucket per caller.

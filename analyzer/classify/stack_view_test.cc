@@ -73,6 +73,17 @@ TEST(StackViewTest, ThreadStackIsRootedAtItsOutermostPythonFrame) {
   EXPECT_EQ(Names(ViewStack(stack)), (Names_{"work", "Thread.run"}));
 }
 
+// A native library's thread calling into Python (a backward hook on torch's autograd engine
+// thread): the library's frames stay above the Python ones, the thread's entry goes.
+TEST(StackViewTest, NativeThreadCallingIntoPythonKeepsItsCaller) {
+  const std::string torch = "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so";
+  const std::vector<FrameInfo> stack = {Py("hook", 7), Native("_PyObject_Call", kPython),
+                                        Native("torch::autograd::Engine::thread_main", torch),
+                                        Native("libstdc++.so.6+0xdbad3", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
+                                        Native("start_thread", kLibc), Native("clone3", kLibc)};
+  EXPECT_EQ(Names(ViewStack(stack)), (Names_{"hook", "torch::autograd::Engine::thread_main"}));
+}
+
 // Native frames of a program that embeds Python are its own code, not the interpreter's.
 TEST(StackViewTest, EmbeddingProgramsFramesStay) {
   FrameInfo run = Native("RunScript", "/opt/app/bin/server");
