@@ -71,7 +71,9 @@ uint64_t BlockedStackUnwinder::GuessFramePointer(uint64_t base, size_t bytes, ui
   for (size_t i = first; i + 1 < limit; ++i) {
     const uint64_t saved = words[i];
     const uint64_t at = base + i * 8;
-    if (saved <= at || saved >= base + bytes || (saved & 7) != 0) continue;
+    // The saved RBP points upward inside the copy, or is 0: the caller keeps no frame pointer
+    // (a thread's entry, code built without them), and the chain of records ends here.
+    if (saved != 0 && (saved <= at || saved >= base + bytes || (saved & 7) != 0)) continue;
     const uint64_t ret = words[i + 1];
     if (ret < 4096 || ret >= (uint64_t{1} << 47)) continue;
     unw_proc_info_t info;
@@ -138,13 +140,13 @@ int BlockedStackUnwinder::Walk(uint64_t origin, uint64_t base, size_t bytes, uin
         // stack (not relocated); a larger copy may go further.
         beyond = (frame_sp > base + bytes && frame_sp <= base + bytes + kSlackBytes) ||
                  (frame_sp >= origin + bytes && frame_sp < origin + window_);
+        // The frame's CFA came from the sentinel RBP (pass 1): its return address read as 0,
+        // which libunwind takes for the end of the stack.
+        needs_rbp = frame_sp == sentinel_sp;
         if (stepped <= 0) break;
         // A frame outside the copy: the sentinel RBP was used (pass 1), or a garbage word was
         // followed. Either way, stop here.
-        if (frame_sp < base || frame_sp > base + bytes) {
-          needs_rbp = frame_sp == sentinel_sp;
-          break;
-        }
+        if (frame_sp < base || frame_sp > base + bytes) break;
         if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
         pcs[n] = ip;
         n = n + 1;

@@ -22,7 +22,7 @@
 //      said where it was saved. The first walk starts with RBP at a zeroed sentinel; if a frame
 //      lands on it, a second walk starts with RBP = the lowest word pair at or above that
 //      frame's SP that looks like a frame record (a saved RBP pointing upward inside the copy,
-//      then an address that has unwind info). Scanning from SP instead would pick up stale
+//      or 0 where the caller keeps none, then an address that has unwind info). Scanning from SP instead would pick up stale
 //      records left in the dead locals of the libc frames below.
 // The caller re-reads the syscall file afterwards: if the thread is no longer in the same call
 // at the same SP/PC, the copy may be torn and the stack is dropped (the sampler keeps the leaf).

@@ -70,6 +70,11 @@ struct Sampler::Target {
   uint64_t pending_since = 0;
   int pending_cpu = -1;
   uint64_t pending_cpu_delta = 0;
+  // The last unwound blocked stack (Sampler::blocked_cache_[index]) and what it was taken in.
+  int blocked_count = 0;  // 0: none
+  bool blocked_truncated = false;
+  long blocked_nr = -1;
+  uint64_t blocked_sp = 0, blocked_pc = 0, blocked_cpu_ns = 0;
 };
 
 Sampler::Sampler(RingPool* pool, const StackCapturer* stacks, PythonStackReader* python)
@@ -99,9 +104,10 @@ bool Sampler::Start(const SamplerOptions& options, std::string* note) {
   if (options.signals) {
     use_signals_ = signals_.Install(stacks_, python_, options.stack_depth, note);
   }
-  if (options.blocked_stacks && options.stack_depth + 1 <= static_cast<int>(sizeof blocked_pcs_ / sizeof blocked_pcs_[0]) &&
-      !blocked_.Init()) {
-    Log(LogLevel::kWarn, "sampler: cannot prepare the unwinder of blocked threads; they keep their leaf PC only");
+  if (options.blocked_stacks && options.stack_depth + 1 <= static_cast<int>(sizeof blocked_pcs_ / sizeof blocked_pcs_[0])) {
+    blocked_cache_.reset(new uint64_t[static_cast<size_t>(kMaxTargets) * static_cast<size_t>(options.stack_depth + 1)]);
+    if (!blocked_.Init())
+      Log(LogLevel::kWarn, "sampler: cannot prepare the unwinder of blocked threads; they keep their leaf PC only");
   }
   ready_.store(true, std::memory_order_release);
   // The sampler thread takes no signal: the application's belong to its own threads, and ours
@@ -203,6 +209,7 @@ Sampler::Target* Sampler::FindOrAddTarget(uint64_t tid, uint64_t tick) {
   t.tstate = 0;
   t.tstate_tick = 0;
   t.stack_low = t.stack_high = 0;
+  t.blocked_count = 0;
   t.ignored = tid == self_tid_;
   if (options_.all_threads && !t.ignored) {
     char name[32];
@@ -260,7 +267,8 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
   // Whether the thread ran for at least kComputeShare of the time since the last tick: only
   // such a thread is signalled (see below).
   bool computing = false;
-  if (ThreadCpuNs(t.tid, &cpu_ns)) {
+  const bool have_cpu = ThreadCpuNs(t.tid, &cpu_ns);
+  if (have_cpu) {
     cpu_delta = t.has_cpu && cpu_ns >= t.last_cpu_ns ? cpu_ns - t.last_cpu_ns : 0;
     computing = t.has_cpu && now > t.last_read_ns && cpu_delta * kComputeShareInverse >= now - t.last_read_ns;
     t.last_cpu_ns = cpu_ns;
@@ -319,24 +327,63 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
     blocked_pcs_[0] = call.pc;
     pcs = call.pc != 0 ? 1 : 0;
   }
+  bool reused = false;
   if (pcs == 1 && call.kind == TaskSyscall::kInSyscall && blocked_.ready()) {
-    // One frame more than kept, to tell a stack cut at the depth from one that ended there.
-    const int n = blocked_.Unwind(call.sp, call.pc, blocked_pcs_, options_.stack_depth + 1);
-    if (n > 1) {
-      TaskSyscall again;
-      t.files.ReadSyscall(&again);
-      if (again.kind == TaskSyscall::kInSyscall && again.nr == call.nr && again.sp == call.sp &&
-          again.pc == call.pc) {
-        pcs_truncated = n > options_.stack_depth;
-        pcs = pcs_truncated ? options_.stack_depth : n;
-        blocked_unwinds_.fetch_add(1, std::memory_order_relaxed);
-      } else {
-        blocked_torn_.fetch_add(1, std::memory_order_relaxed);  // woke up meanwhile: leaf only
-      }
+    if (t.blocked_count > 1 && have_cpu && t.blocked_cpu_ns == cpu_ns && t.blocked_nr == call.nr &&
+        t.blocked_sp == call.sp && t.blocked_pc == call.pc) {
+      // Still in the same call and it has not run since it was unwound (its CPU time, in ns,
+      // has not moved): its stack cannot have changed.
+      std::memcpy(blocked_pcs_, blocked_cache_.get() + static_cast<size_t>(index) * static_cast<size_t>(options_.stack_depth + 1),
+                  static_cast<size_t>(t.blocked_count) * sizeof(uint64_t));
+      pcs = t.blocked_count;
+      pcs_truncated = t.blocked_truncated;
+      reused = true;
+    } else {
+      t.blocked_count = 0;
+      // One frame more than kept, to tell a stack cut at the depth from one that ended there.
+      const int n = blocked_.Unwind(call.sp, call.pc, blocked_pcs_, options_.stack_depth + 1);
+      pcs_truncated = n > options_.stack_depth;
+      pcs = pcs_truncated ? options_.stack_depth : n;
     }
   }
   bool truncated = false;
   const int py = remote_python(&truncated);
+  if (pcs > 1) {
+    // The native stack and the Python frames must show the same moment of a thread that stayed
+    // blocked (the merge pairs Python runs with the native evaluation frames): it must not have
+    // run at all since this sample began (its CPU time unchanged), or, without a CPU clock, it
+    // must still be in the same call at the same SP/PC. Otherwise only the leaf is kept.
+    bool still = false;
+    uint64_t cpu_after = 0;
+    if (have_cpu && ThreadCpuNs(t.tid, &cpu_after)) {
+      still = cpu_after == cpu_ns;
+    } else {
+      TaskSyscall again;
+      t.files.ReadSyscall(&again);
+      still = again.kind == TaskSyscall::kInSyscall && again.nr == call.nr && again.sp == call.sp &&
+              again.pc == call.pc;
+    }
+    if (!still) {
+      pcs = 1;
+      pcs_truncated = false;
+      t.blocked_count = 0;
+      blocked_torn_.fetch_add(1, std::memory_order_relaxed);
+    } else if (reused) {
+      blocked_reused_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      blocked_unwinds_.fetch_add(1, std::memory_order_relaxed);
+      if (have_cpu) {
+        std::memcpy(blocked_cache_.get() + static_cast<size_t>(index) * static_cast<size_t>(options_.stack_depth + 1),
+                    blocked_pcs_, static_cast<size_t>(pcs) * sizeof(uint64_t));
+        t.blocked_count = pcs;
+        t.blocked_truncated = pcs_truncated;
+        t.blocked_cpu_ns = cpu_ns;
+        t.blocked_nr = call.nr;
+        t.blocked_sp = call.sp;
+        t.blocked_pc = call.pc;
+      }
+    }
+  }
   Emit(now, t.tid, verdict.state, stat.processor, cpu_delta, blocked_pcs_, pcs, pcs_truncated, python_scratch_,
        py, truncated);
 }
@@ -474,6 +521,7 @@ SamplerCounters Sampler::counters() const {
   c.ticks = ticks_.load(std::memory_order_relaxed);
   c.blocked_unwinds = blocked_unwinds_.load(std::memory_order_relaxed);
   c.blocked_torn = blocked_torn_.load(std::memory_order_relaxed);
+  c.blocked_reused = blocked_reused_.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -26,10 +26,15 @@
 //      guarded; the frames are stable while the thread is blocked). Its native stack is
 //      unwound from here (GS_BLOCKED_STACKS=1, the default): BlockedStackUnwinder copies the
 //      thread's stack from the syscall file's SP and runs libunwind over the copy (see its
-//      header for how, and why this way); the syscall file is then read again, and a thread no
-//      longer in the same call at the same SP/PC (it woke up during the copy) keeps only the
-//      leaf PC. No signal, so the application never sees an EINTR from it. With the setting off,
-//      the native stack is that one leaf PC (the libc function making the call).
+//      header for how, and why this way). After the Python frames are read too, the thread's
+//      CPU time is read again: a thread that ran meanwhile (woke up during the copy or the
+//      read; the native stack and the Python frames could then show different moments, which
+//      the merge of the two would mispair) keeps only the leaf PC. A thread found again in the
+//      same call at the same SP/PC whose CPU time has not moved since it was unwound (it has
+//      not run) reuses that stack instead of being unwound again (~1 µs instead of ~10: a long
+//      wait costs one unwind). No signal, so the application never sees an EINTR from it. With
+//      the setting off, the native stack is that one leaf PC (the libc function making the
+//      call).
 // Samples go through an SPSC byte ring (producer: sampler thread; consumer: the writer thread in
 // DrainInto), one fixed-layout record each; a full ring drops and counts.
 //
@@ -82,7 +87,8 @@ struct SamplerCounters {
   uint64_t eintr_races = 0;    // see SignalStackSampler
   uint64_t ticks = 0;
   uint64_t blocked_unwinds = 0;  // blocked samples whose native stack was unwound (> 1 frame)
-  uint64_t blocked_torn = 0;     // unwound, then dropped: the thread left the call meanwhile
+  uint64_t blocked_torn = 0;     // unwound, then dropped: the thread ran meanwhile
+  uint64_t blocked_reused = 0;   // blocked samples that reused the thread's last unwound stack
 };
 
 class Sampler final : public ChunkContributor {
@@ -138,6 +144,9 @@ class Sampler final : public ChunkContributor {
   // Blocked threads' native stacks (sampler thread only; Init in Start when enabled).
   BlockedStackUnwinder blocked_;
   uint64_t blocked_pcs_[130];
+  // Per target (stack_depth + 1 PCs each): the last blocked stack, reused while the thread has
+  // not run since (see SampleTarget).
+  std::unique_ptr<uint64_t[]> blocked_cache_;
 
   pthread_t thread_{};
   bool started_ = false;
@@ -148,7 +157,7 @@ class Sampler final : public ChunkContributor {
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   std::atomic<uint64_t> recorded_{0}, dropped_{0}, signals_sent_{0}, late_{0}, abandoned_{0}, ticks_{0},
-      blocked_unwinds_{0}, blocked_torn_{0};
+      blocked_unwinds_{0}, blocked_torn_{0}, blocked_reused_{0};
 };
 
 }  // namespace gs

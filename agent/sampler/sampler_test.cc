@@ -206,5 +206,67 @@ TEST(SamplerTest, StatesOfSpinningSleepingReadingAndWaitingThreads) {
   EXPECT_EQ(c.eintr_races, 0u);
 }
 
+__attribute__((noinline)) void ReadOneByte(int fd) {
+  char c;
+  while (read(fd, &c, 1) < 0 && errno == EINTR) g_eintr.fetch_add(1);
+  asm volatile("" ::: "memory");  // no tail call: this frame stays while it blocks
+}
+
+// A thread blocked in read() for the whole run: every sample carries its full native stack, and
+// after the first unwind the sampler reuses it (the thread has not run since).
+TEST(SamplerTest, BlockedThreadIsUnwoundOnceAndItsStackReused) {
+  RingPool pool;
+  ASSERT_TRUE(pool.Init(4 << 20, 64 * 1024));
+  StackCapturer stacks;
+  std::string note;
+  stacks.Init(StackMode::kUnwind, &note);
+  g_eintr = 0;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::atomic<uint64_t> tid{0};
+  std::thread reader([&] {
+    ThreadRing* ring = pool.Claim();
+    ring->tid = Tid();
+    pool.Publish(ring);
+    tid = ring->tid;
+    ReadOneByte(fds[0]);
+  });
+  while (tid.load() == 0) usleep(100);
+  usleep(20000);  // inside read()
+
+  Sampler sampler(&pool, &stacks, nullptr);
+  SamplerOptions options;
+  options.hz = 200;
+  ASSERT_TRUE(sampler.Start(options, &note)) << note;
+  usleep(500000);
+  sampler.Stop();
+  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  reader.join();
+  close(fds[0]);
+  close(fds[1]);
+
+  FakeBuilder builder;
+  sampler.DrainInto(&builder);
+  int samples = 0, full = 0;
+  for (const pb::SampleBatch& batch : builder.c.samples()) {
+    std::vector<trace::SampleRecord> records;
+    std::string error;
+    ASSERT_TRUE(trace::DecodeSampleBatch(batch, &records, &error)) << error;
+    for (const auto& r : records) {
+      if (r.thread_id != tid.load() || r.state != pb::THREAD_STATE_IO_WAIT) continue;
+      ++samples;
+      // The leaf (libc's read), ReadOneByte, the lambda, std::thread's entry, ...
+      if (r.stack != 0 && builder.stacks[r.stack].pc_count >= 4) ++full;
+    }
+  }
+  EXPECT_GE(samples, 50);
+  EXPECT_EQ(full, samples);
+  const SamplerCounters c = sampler.counters();
+  EXPECT_GE(c.blocked_unwinds, 1u);
+  EXPECT_LE(c.blocked_unwinds, 3u);
+  EXPECT_GE(c.blocked_reused, static_cast<uint64_t>(samples) - c.blocked_unwinds);
+  EXPECT_EQ(g_eintr.load(), 0);
+}
+
 }  // namespace
 }  // namespace gs
