@@ -36,6 +36,10 @@ bool BlockedStackUnwinder::Init(size_t window) {
     buffer_.reset();
     return false;
   }
+  // A fault in a garbage frame jumps out of unw_step (Walk). With libunwind's global cache that
+  // could leave the cache's lock held; the per-thread cache takes no lock (and is what
+  // StackCapturer sets for GS_STACKS=unwind anyway).
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   return true;
 }
 
