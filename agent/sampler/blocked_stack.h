@@ -6,8 +6,9 @@
 //   1. Copy: the stack from SP upward, 32 KiB first and the whole `window` only if the walk ran
 //      off the end of that, with process_vm_readv on our own pid, one iovec per page, so that
 //      the copy ends cleanly at the first unreadable page (the end of the stack mapping, or a
-//      neighbour's guard page) instead of faulting. The copy is a snapshot: the thread may wake
-//      and overwrite its stack at any moment, the copy does not move.
+//      neighbour's guard page) instead of faulting (where process_vm_readv is refused, word
+//      loads under a FaultScope, page by page, do the same). The copy is a snapshot: the thread
+//      may wake and overwrite its stack at any moment, the copy does not move.
 //   2. Relocate: every 8-byte word of the copy whose value lies inside the copied range (saved
 //      frame pointers, pointers to locals) is moved by (copy - SP). The copy is then a
 //      self-consistent stack at another address, and libunwind's local unwinder runs over it as
@@ -59,9 +60,16 @@ class BlockedStackUnwinder {
  public:
   static constexpr size_t kDefaultWindow = 256 * 1024;
 
+  // How the stack is copied: process_vm_readv on our own pid (the default; faults are the
+  // kernel's problem), or plain loads under a FaultScope, which Copy falls back to for good when
+  // process_vm_readv is refused (EPERM/ENOSYS: some seccomp profiles and sandboxes).
+  enum class CopyMethod { kProcessVmReadv, kGuardedLoads };
+
   // Allocates the copy buffer and installs the fault guard. False if either failed.
   bool Init(size_t window = kDefaultWindow);
   bool ready() const { return buffer_ != nullptr; }
+  CopyMethod copy_method() const { return method_; }
+  void set_copy_method(CopyMethod method) { method_ = method; }  // tests
 
   // Writes up to `max` PCs of the blocked thread whose syscall file said `sp`/`pc`: pcs[0] = pc,
   // then the return addresses of its callers, innermost first. Returns the count (1 when only
@@ -75,6 +83,7 @@ class BlockedStackUnwinder {
     bool beyond_copy = false;  // stopped because the next frame lies past the end of the copy
   };
   size_t Copy(uint64_t sp, size_t want);
+  static size_t GuardedCopy(uint8_t* dst, uint64_t src, size_t bytes);
   uint64_t GuessFramePointer(uint64_t base, size_t bytes, uint64_t from) const;
   // Walks the copy at `base` (`bytes` long) of the stack at `origin`.
   int Walk(uint64_t origin, uint64_t base, size_t bytes, uint64_t pc, uint64_t rbp, uint64_t* pcs, int max,
@@ -82,6 +91,7 @@ class BlockedStackUnwinder {
 
   std::unique_ptr<uint64_t[]> buffer_;
   size_t window_ = 0;
+  CopyMethod method_ = CopyMethod::kProcessVmReadv;
   // Pass 1's RBP: a frame record of zeros (no caller) outside the copy.
   uint64_t zeros_[4] = {};
 };

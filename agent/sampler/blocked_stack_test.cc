@@ -1,5 +1,5 @@
 // BlockedStackUnwinder on a real thread of this test, blocked in read() two calls deep, and on
-// stacks that cannot be unwound (unmapped, garbage).
+// stacks that cannot be unwound (unmapped, garbage); with each way of copying the stack.
 #include "agent/sampler/blocked_stack.h"
 
 #include <libunwind.h>
@@ -53,7 +53,9 @@ uintptr_t FunctionStart(uint64_t pc, bool return_address) {
   return static_cast<uintptr_t>(info.start_ip);
 }
 
-TEST(BlockedStackTest, UnwindsABlockedThreadThroughItsCallers) {
+class BlockedStackTest : public ::testing::TestWithParam<BlockedStackUnwinder::CopyMethod> {};
+
+TEST_P(BlockedStackTest, UnwindsABlockedThreadThroughItsCallers) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   std::atomic<uint64_t> tid{0};
@@ -71,6 +73,7 @@ TEST(BlockedStackTest, UnwindsABlockedThreadThroughItsCallers) {
 
   BlockedStackUnwinder unwinder;
   ASSERT_TRUE(unwinder.Init());
+  unwinder.set_copy_method(GetParam());
   uint64_t pcs[64];
   size_t copied = 0;
   const int n = unwinder.Unwind(call.sp, call.pc, pcs, 64, &copied);
@@ -98,7 +101,7 @@ TEST(BlockedStackTest, UnwindsABlockedThreadThroughItsCallers) {
   close(fds[1]);
 }
 
-TEST(BlockedStackTest, StackDeeperThanTheFirstCopyIsCopiedWhole) {
+TEST_P(BlockedStackTest, StackDeeperThanTheFirstCopyIsCopiedWhole) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   std::atomic<uint64_t> tid{0};
@@ -114,6 +117,7 @@ TEST(BlockedStackTest, StackDeeperThanTheFirstCopyIsCopiedWhole) {
   ASSERT_EQ(call.nr, SYS_read);
   BlockedStackUnwinder unwinder;
   ASSERT_TRUE(unwinder.Init());
+  unwinder.set_copy_method(GetParam());
   uint64_t pcs[128];
   size_t copied = 0;
   const int n = unwinder.Unwind(call.sp, call.pc, pcs, 128, &copied);
@@ -132,9 +136,10 @@ TEST(BlockedStackTest, StackDeeperThanTheFirstCopyIsCopiedWhole) {
   close(fds[1]);
 }
 
-TEST(BlockedStackTest, UnreadableOrGarbageStackGivesTheLeafOnlyWithoutFaulting) {
+TEST_P(BlockedStackTest, UnreadableOrGarbageStackGivesTheLeafOnlyWithoutFaulting) {
   BlockedStackUnwinder unwinder;
   ASSERT_TRUE(unwinder.Init(64 * 1024));
+  unwinder.set_copy_method(GetParam());
   uint64_t pcs[32];
   const uint64_t pc = reinterpret_cast<uint64_t>(&BlockInRead) + 4;
   size_t copied = 1;
@@ -163,6 +168,15 @@ TEST(BlockedStackTest, UnreadableOrGarbageStackGivesTheLeafOnlyWithoutFaulting) 
     EXPECT_LE(n, 32);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(CopyMethods, BlockedStackTest,
+                         ::testing::Values(BlockedStackUnwinder::CopyMethod::kProcessVmReadv,
+                                           BlockedStackUnwinder::CopyMethod::kGuardedLoads),
+                         [](const ::testing::TestParamInfo<BlockedStackUnwinder::CopyMethod>& info) {
+                           return info.param == BlockedStackUnwinder::CopyMethod::kProcessVmReadv
+                                      ? "ProcessVmReadv"
+                                      : "GuardedLoads";
+                         });
 
 }  // namespace
 }  // namespace gs
