@@ -1,6 +1,7 @@
 #include "analyzer/model/main_program.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
@@ -21,22 +22,11 @@ bool IsPythonInterpreter(const std::string& path) {
 // `path` made absolute against `cwd`, with '.' and '..' resolved as written (as the interpreter
 // does for the script's own path); symbolic links stay.
 std::string Absolute(const std::string& path, const std::string& cwd) {
-  const std::string joined = !path.empty() && path[0] == '/' ? path : cwd + "/" + path;
-  std::vector<std::string> parts;
-  for (size_t start = 0; start <= joined.size();) {
-    size_t slash = joined.find('/', start);
-    if (slash == std::string::npos) slash = joined.size();
-    const std::string part = joined.substr(start, slash - start);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    start = slash + 1;
-  }
-  std::string out;
-  for (const std::string& p : parts) out += "/" + p;
-  return out.empty() ? "/" : out;
+  std::filesystem::path p(path);
+  if (p.is_relative()) p = std::filesystem::path(cwd) / p;
+  std::string out = p.lexically_normal().string();
+  if (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -89,27 +90,12 @@ std::string ExpandJob(const std::string& in, const std::string& job_id) {
 // An absolute path with '.' and '..' resolved as written (children may chdir; the agent refuses
 // '..'); symbolic links are not resolved: the user named this path.
 std::string Absolute(const std::string& path) {
-  std::string joined = path;
-  if (joined.empty() || joined[0] != '/') {
-    std::vector<char> cwd(4096);
-    if (getcwd(cwd.data(), cwd.size()) == nullptr) return path;
-    joined = std::string(cwd.data()) + "/" + path;
-  }
-  std::vector<std::string> parts;
-  for (size_t start = 0; start <= joined.size();) {
-    size_t slash = joined.find('/', start);
-    if (slash == std::string::npos) slash = joined.size();
-    const std::string part = joined.substr(start, slash - start);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    start = slash + 1;
-  }
-  std::string out;
-  for (const std::string& p : parts) out += "/" + p;
-  return out.empty() ? "/" : out;
+  std::error_code error;
+  std::filesystem::path p = std::filesystem::absolute(path, error);
+  if (error) return path;
+  std::string out = p.lexically_normal().string();
+  if (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
 }
 
 bool IsFolder(const std::string& pattern) {
