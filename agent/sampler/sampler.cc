@@ -328,7 +328,7 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
     pcs = call.pc != 0 ? 1 : 0;
   }
   bool reused = false;
-  if (pcs == 1 && call.kind == TaskSyscall::kInSyscall && blocked_.ready()) {
+  if (pcs == 1 && blocked_.ready()) {  // in a system call, or blocked outside one (a page fault)
     if (t.blocked_count > 1 && have_cpu && t.blocked_cpu_ns == cpu_ns && t.blocked_nr == call.nr &&
         t.blocked_sp == call.sp && t.blocked_pc == call.pc) {
       // Still in the same call and it has not run since it was unwound (its CPU time, in ns,
@@ -360,8 +360,7 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
     } else {
       TaskSyscall again;
       t.files.ReadSyscall(&again);
-      still = again.kind == TaskSyscall::kInSyscall && again.nr == call.nr && again.sp == call.sp &&
-              again.pc == call.pc;
+      still = again.kind == call.kind && again.nr == call.nr && again.sp == call.sp && again.pc == call.pc;
     }
     if (!still) {
       pcs = 1;
