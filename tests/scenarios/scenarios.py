@@ -17,7 +17,8 @@ LANG is cpp (the nvcc-built workload_SHAPE) or py (py/SHAPE.py on PY). What is c
   host state   where the planted work has a thread state (data_starved* with samples): >= 90% of
                the host-work idle in that state (host_work_states: cpu, io_wait, lock_wait);
                sync_heavy: >= 95% of the sampled host-work idle (unsampled left out) is cpu;
-               sync_heavy_sleep (sync_heavy --sleep-ms 6): >= 90% of it is sleep;
+               sync_heavy_sleep (sync_heavy --sleep-ms 6): >= 90% of it is sleep (and, in
+               sync_heavy_sleep_1khz, sampled at 1 kHz, >= 90% of the idle on log_metrics);
   healthy      well_fed: no recommendation, utilisation > 95%.
   python root  py: the flame graph (`gsanalyze export --collapsed`, NVTX range frames aside) has
                one root, the script's `<module>`: every stack with a Python frame starts there, and
@@ -87,6 +88,14 @@ SCENARIOS = {
     "sync_heavy_sleep": dict(workload="sync_heavy", args=["--log-ms", "0", "--sleep-ms", "6"],
                              cause="host_work", after_sync_site="read_loss", state="sleep",
                              state_min=0.90, state_of="sampled"),
+    # The same loop sampled at 1 kHz, so that nearly every 6 ms sleep holds samples of its own:
+    # the idle must land on stacks holding log_metrics, which makes no CUDA call; only the
+    # native stacks the sampler unwinds for a blocked thread can name it (GS_BLOCKED_STACKS).
+    "sync_heavy_sleep_1khz": dict(workload="sync_heavy", args=["--log-ms", "0", "--sleep-ms", "6"],
+                                  env={"GS_SAMPLE_HZ": "1000"}, cause="host_work",
+                                  planted=["log_metrics"], attribution="samples",
+                                  after_sync_site="read_loss", state="sleep", state_min=0.90,
+                                  state_of="sampled"),
     # Steady state starts at the model's initial memsets, before the 6 pinned input slots are
     # allocated and touched (~40 ms, machine-dependent): 25 steps (0.5 s) would leave that set-up
     # above the 5% of idle that a healthy run may have. 100 steps (2 s) put it at ~2%.
