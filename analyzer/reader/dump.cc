@@ -150,9 +150,9 @@ void PrintActivity(std::ostream& out, const trace::GpuActivityRecord& r, const I
 
 }  // namespace
 
-absl::Status DumpTrace(const std::string& path, std::ostream& out) {
+absl::Status DumpTrace(const std::string& path, std::ostream& out, ReaderOptions options) {
   PrintingReporter reporter(out);
-  absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path, &reporter);
+  absl::StatusOr<std::unique_ptr<TraceReader>> opened = TraceReader::Open(path, &reporter, options);
   if (!opened.ok()) return opened.status();
   TraceReader& reader = **opened;
   const InternTables& t = reader.tables();

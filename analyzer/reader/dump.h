@@ -17,12 +17,14 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "analyzer/reader/trace_reader.h"
 
 namespace gs::reader {
 
 // Prints the trace at `path`. Returns the error that makes the file unreadable (not a trace,
 // newer version, truncated header, I/O error); damage later in the file is printed, not returned.
-absl::Status DumpTrace(const std::string& path, std::ostream& out);
+// `options` choose how it is read (the text is the same whatever they say).
+absl::Status DumpTrace(const std::string& path, std::ostream& out, ReaderOptions options = {});
 
 }  // namespace gs::reader
 

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -97,9 +100,10 @@ absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::FromFd(int fd, const s
 
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::FromBuffer(std::string bytes,
                                                                      Reporter* reporter,
-                                                                     std::string name) {
+                                                                     std::string name,
+                                                                     ReaderOptions options) {
   std::unique_ptr<TraceReader> reader(new TraceReader(
-      std::make_unique<BufferSource>(std::move(bytes)), reporter, ReaderOptions(), std::move(name)));
+      std::make_unique<BufferSource>(std::move(bytes)), reporter, options, std::move(name)));
   if (absl::Status s = reader->ReadPreludeAndHeader(); !s.ok()) return s;
   return reader;
 }
@@ -205,7 +209,104 @@ void TraceReader::Report(uint64_t at, uint64_t bytes, const std::string& why) {
   if (reporter_ != nullptr) reporter_->Corruption(at, bytes, absl::DataLossError(why));
 }
 
-absl::Status TraceReader::Resynchronize(const char* why) {
+// One frame on its way through the three steps (trace_reader.h: ReadFrame, DecodeFrame, Deliver).
+struct TraceReader::Frame {
+  // Damage met before the frame (or before the end of the file), in file order.
+  struct Skip {
+    uint64_t offset;
+    uint64_t bytes;
+    std::string why;
+    bool truncated;  // the file ends inside it (else: skipped to the next frame)
+  };
+  struct BadBatch {
+    const char* what;
+    int index;
+    std::string error;
+  };
+  std::vector<Skip> skips;
+  bool last = false;                    // no frame: the end of the file, or `error`
+  absl::Status error;                   // an I/O error (after the skips)
+  uint64_t offset = 0;                  // the frame's file offset
+  uint64_t end = 0;                     // the file offset after it
+  size_t total = 0;                     // its size, header included
+  FrameHeader header;
+  std::string owned;                    // its stored bytes when copied off the read buffer
+  const unsigned char* stored = nullptr;
+  // What DecodeFrame found.
+  bool damaged = false;
+  std::string why;                      // (damaged)
+  std::string scratch;                  // inflated payload
+  pb::Chunk chunk;                      // reused: keeps its capacity across chunks
+  pb::TraceEnd trace_end;
+  ChunkEvents events;                   // the chunk's records, api_class not yet resolved
+  std::vector<BadBatch> bad_batches;
+  bool decoded = false;                 // (parallel) DecodeFrame is done; guarded by the pool
+
+  void Reset() {
+    skips.clear();
+    last = false;
+    error = absl::OkStatus();
+    offset = end = total = 0;
+    stored = nullptr;
+    damaged = false;
+    why.clear();
+    bad_batches.clear();
+    decoded = false;
+  }
+};
+
+// The decode threads: frames go in in file order, Next() waits for the oldest.
+class TraceReader::DecodePool {
+ public:
+  explicit DecodePool(int threads) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~DecodePool() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    work_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  void Submit(Frame* frame) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      frame->decoded = false;
+      queue_.push_back(frame);
+    }
+    work_.notify_one();
+  }
+  void Wait(const Frame* frame) {
+    std::unique_lock<std::mutex> l(mu_);
+    done_.wait(l, [frame] { return frame->decoded; });
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> l(mu_);
+    while (true) {
+      work_.wait(l, [this] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      Frame* frame = queue_.front();
+      queue_.pop_front();
+      l.unlock();
+      DecodeFrame(frame);
+      l.lock();
+      frame->decoded = true;
+      done_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_;
+  std::condition_variable done_;
+  std::deque<Frame*> queue_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+absl::Status TraceReader::Resynchronize(const char* why, Frame* frame) {
   const uint64_t start = offset();
   ++pos_;  // there is no frame here
   while (true) {
@@ -221,91 +322,214 @@ absl::Status TraceReader::Resynchronize(const char* why) {
     ++pos_;
   }
   const uint64_t skipped = offset() - start;
-  stats_.skipped_bytes += skipped;
-  ++corrupt_since_chunk_;
-  Report(start, skipped,
-         absl::StrCat("damaged data at offset ", start, " (", why, "): skipped ", skipped,
-                      " bytes to the next frame"));
+  frame->skips.push_back({start, skipped,
+                          absl::StrCat("damaged data at offset ", start, " (", why, "): skipped ",
+                                       skipped, " bytes to the next frame"),
+                          false});
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> TraceReader::Next(ChunkEvents* events) {
-  events->Clear();
+absl::Status TraceReader::ReadFrame(Frame* frame, bool copy) {
+  frame->Reset();
+  const auto last = [&](absl::Status error) {
+    frame->last = true;
+    frame->error = std::move(error);
+    frame->end = offset();
+    return absl::OkStatus();
+  };
   while (true) {
-    if (absl::Status s = Fill(kFrameHeaderSize); !s.ok()) return s;
-    if (available() == 0) {
-      stats_.file_bytes = offset();
-      return false;
-    }
+    if (absl::Status s = Fill(kFrameHeaderSize); !s.ok()) return last(s);
+    if (available() == 0) return last(absl::OkStatus());
     const uint64_t frame_offset = offset();
     FrameHeader h;
     const FrameHeaderStatus st = trace::ParseFrameHeader(&buffer_[pos_], available(), &h);
     if (st == FrameHeaderStatus::kNeedMore) {
-      MarkTruncated(frame_offset, available(), "a frame header");
-      return false;
+      MarkTruncated(frame_offset, available(), "a frame header", frame);
+      return last(absl::OkStatus());
     }
     if (st != FrameHeaderStatus::kOk) {
-      if (absl::Status s = Resynchronize(trace::FrameHeaderStatusName(st)); !s.ok()) return s;
+      if (absl::Status s = Resynchronize(trace::FrameHeaderStatusName(st), frame); !s.ok()) return last(s);
       continue;
     }
     const size_t total = kFrameHeaderSize + h.stored_size;
-    if (absl::Status s = Fill(total); !s.ok()) return s;
+    if (absl::Status s = Fill(total); !s.ok()) return last(s);
     if (available() < total) {
-      MarkTruncated(frame_offset, available(), "a frame");
-      return false;
+      MarkTruncated(frame_offset, available(), "a frame", frame);
+      return last(absl::OkStatus());
     }
-    std::string_view payload;
-    std::string error;
-    const bool decoded =
-        trace::DecodePayload(h, &buffer_[pos_ + kFrameHeaderSize], &scratch_, &payload, &error);
+    frame->offset = frame_offset;
+    frame->total = total;
+    frame->header = h;
+    frame->stored = &buffer_[pos_ + kFrameHeaderSize];
+    if (copy) {  // the read buffer moves on before a decode thread gets to it
+      frame->owned.assign(reinterpret_cast<const char*>(frame->stored), h.stored_size);
+      frame->stored = reinterpret_cast<const unsigned char*>(frame->owned.data());
+    }
     pos_ += total;
-    stats_.file_bytes = offset();
-    const auto corrupt = [&](const std::string& why) {
-      ++stats_.corrupt_frames;
-      ++corrupt_since_chunk_;
-      stats_.skipped_bytes += total;
-      Report(frame_offset, total,
-             absl::StrCat("damaged frame at offset ", frame_offset, " (", total, " bytes): ", why));
-    };
-    if (!decoded) {
-      corrupt(error);
-      continue;
+    frame->end = offset();
+    return absl::OkStatus();
+  }
+}
+
+void TraceReader::DecodeFrame(Frame* frame) {
+  std::string_view payload;
+  std::string error;
+  if (!trace::DecodePayload(frame->header, frame->stored, &frame->scratch, &payload, &error)) {
+    frame->damaged = true;
+    frame->why = std::move(error);
+    return;
+  }
+  const int size = static_cast<int>(payload.size());
+  switch (frame->header.type) {
+    case trace::FrameType::kChunk:
+      break;
+    case trace::FrameType::kEnd:
+      if (!frame->trace_end.ParseFromArray(payload.data(), size)) {
+        frame->damaged = true;
+        frame->why = "the end record does not parse";
+      }
+      return;
+    case trace::FrameType::kHeader:
+      frame->damaged = true;
+      frame->why = "a second trace header";
+      return;
+    default:
+      return;
+  }
+  const pb::Chunk& chunk = frame->chunk;
+  if (!frame->chunk.ParseFromArray(payload.data(), size)) {
+    frame->damaged = true;
+    frame->why = "the chunk does not parse";
+    return;
+  }
+  ChunkEvents* events = &frame->events;
+  events->Clear();
+  const auto bad_batch = [&](const char* what, int index) {
+    frame->bad_batches.push_back({what, index, error});
+  };
+  for (int i = 0; i < chunk.api_calls_size(); ++i) {
+    if (!trace::DecodeApiCallBatch(chunk.api_calls(i), &events->api_calls, &error)) bad_batch("API call", i);
+  }
+  for (int i = 0; i < chunk.activities_size(); ++i) {
+    if (!trace::DecodeGpuActivityBatch(chunk.activities(i), &events->activities, &error)) {
+      bad_batch("GPU activity", i);
     }
-    const int size = static_cast<int>(payload.size());
-    switch (h.type) {
-      case trace::FrameType::kChunk:
-        if (!chunk_.ParseFromArray(payload.data(), size)) {
-          corrupt("the chunk does not parse");
-          continue;
-        }
-        ApplyChunk(chunk_, frame_offset, events);
-        return true;
-      case trace::FrameType::kEnd:
-        if (!end_.ParseFromArray(payload.data(), size)) {
-          corrupt("the end record does not parse");
-          continue;
-        }
-        stats_.clean_end = true;
-        if (end_.has_stats()) last_stats_ = end_.stats();
-        continue;
-      case trace::FrameType::kHeader:
-        corrupt("a second trace header");
-        continue;
+  }
+  for (int i = 0; i < chunk.memory_events_size(); ++i) {
+    if (!trace::DecodeMemoryEventBatch(chunk.memory_events(i), &events->memory_events, &error)) {
+      bad_batch("memory event", i);
+    }
+  }
+  for (int i = 0; i < chunk.samples_size(); ++i) {
+    if (!trace::DecodeSampleBatch(chunk.samples(i), &events->samples, &error)) bad_batch("sample", i);
+  }
+  for (int i = 0; i < chunk.nvtx_ranges_size(); ++i) {
+    if (!trace::DecodeNvtxRangeBatch(chunk.nvtx_ranges(i), &events->nvtx_ranges, &error)) {
+      bad_batch("NVTX range", i);
     }
   }
 }
 
-void TraceReader::MarkTruncated(uint64_t at, uint64_t bytes, const char* inside) {
-  stats_.truncated_at = at;
-  stats_.truncated_bytes = bytes;
-  pos_ = limit_;
-  stats_.file_bytes = offset();
-  Report(at, bytes,
-         absl::StrCat("truncated: the file ends inside ", inside, " at offset ", at, "; ", bytes,
-                      " bytes of it ignored"));
+absl::StatusOr<bool> TraceReader::Deliver(Frame* frame, ChunkEvents* events) {
+  for (const Frame::Skip& k : frame->skips) {
+    if (k.truncated) {
+      stats_.truncated_at = k.offset;
+      stats_.truncated_bytes = k.bytes;
+    } else {
+      stats_.skipped_bytes += k.bytes;
+      ++corrupt_since_chunk_;
+    }
+    Report(k.offset, k.bytes, k.why);
+  }
+  if (frame->last) {
+    if (!frame->error.ok()) return frame->error;
+    stats_.file_bytes = frame->end;
+    return false;
+  }
+  stats_.file_bytes = frame->end;
+  if (frame->damaged) {
+    ++stats_.corrupt_frames;
+    ++corrupt_since_chunk_;
+    stats_.skipped_bytes += frame->total;
+    Report(frame->offset, frame->total,
+           absl::StrCat("damaged frame at offset ", frame->offset, " (", frame->total, " bytes): ", frame->why));
+    return false;
+  }
+  switch (frame->header.type) {
+    case trace::FrameType::kChunk:
+      ApplyChunk(frame, events);
+      return true;
+    case trace::FrameType::kEnd:
+      end_.Swap(&frame->trace_end);
+      stats_.clean_end = true;
+      if (end_.has_stats()) last_stats_ = end_.stats();
+      return false;
+    default:
+      return false;
+  }
 }
 
-void TraceReader::ApplyChunk(const pb::Chunk& chunk, uint64_t frame_offset, ChunkEvents* events) {
+absl::StatusOr<bool> TraceReader::Next(ChunkEvents* events) {
+  events->Clear();
+  if (options_.decode_threads > 0) return NextParallel(events);
+  if (frame_ == nullptr) frame_ = std::make_unique<Frame>();
+  while (true) {
+    Frame* frame = frame_.get();
+    if (absl::Status s = ReadFrame(frame, /*copy=*/false); !s.ok()) return s;
+    if (!frame->last) DecodeFrame(frame);
+    absl::StatusOr<bool> chunk = Deliver(frame, events);
+    if (!chunk.ok() || *chunk || frame->last) return chunk;
+  }
+}
+
+absl::StatusOr<bool> TraceReader::NextParallel(ChunkEvents* events) {
+  if (pool_ == nullptr) pool_ = std::make_unique<DecodePool>(options_.decode_threads);
+  const size_t ahead = 2 * static_cast<size_t>(options_.decode_threads) + 1;
+  while (true) {
+    while (!input_done_ && in_flight_.size() < ahead) {
+      std::unique_ptr<Frame> frame;
+      if (spare_.empty()) {
+        frame = std::make_unique<Frame>();
+      } else {
+        frame = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      if (absl::Status s = ReadFrame(frame.get(), /*copy=*/true); !s.ok()) return s;
+      if (frame->last) {
+        input_done_ = true;
+      } else {
+        pool_->Submit(frame.get());
+      }
+      in_flight_.push_back(std::move(frame));
+    }
+    if (in_flight_.empty()) return false;  // the end was delivered already
+    Frame* frame = in_flight_.front().get();
+    if (!frame->last) pool_->Wait(frame);
+    absl::StatusOr<bool> chunk = Deliver(frame, events);
+    const bool last = frame->last;
+    spare_.push_back(std::move(in_flight_.front()));
+    in_flight_.pop_front();
+    if (!chunk.ok() || *chunk || last) return chunk;
+  }
+}
+
+void TraceReader::MarkTruncated(uint64_t at, uint64_t bytes, const char* inside, Frame* frame) {
+  pos_ = limit_;
+  frame->skips.push_back({at, bytes,
+                          absl::StrCat("truncated: the file ends inside ", inside, " at offset ", at,
+                                       "; ", bytes, " bytes of it ignored"),
+                          true});
+}
+
+void TraceReader::ApplyChunk(Frame* frame, ChunkEvents* events) {
+  const pb::Chunk& chunk = frame->chunk;
+  const uint64_t frame_offset = frame->offset;
+  // The decoded records become the caller's; the caller's emptied vectors stay for reuse.
+  std::swap(events->api_calls, frame->events.api_calls);
+  std::swap(events->activities, frame->events.activities);
+  std::swap(events->memory_events, frame->events.memory_events);
+  std::swap(events->samples, frame->events.samples);
+  std::swap(events->nvtx_ranges, frame->events.nvtx_ranges);
   ++stats_.chunks;
   events->sequence = chunk.sequence();
   events->offset = frame_offset;
@@ -347,51 +571,23 @@ void TraceReader::ApplyChunk(const pb::Chunk& chunk, uint64_t frame_offset, Chun
   events->process_stats.assign(chunk.process_stats().begin(), chunk.process_stats().end());
   events->clock_syncs.assign(chunk.clock_syncs().begin(), chunk.clock_syncs().end());
 
-  std::string error;
-  const auto bad_batch = [&](const char* what, int index) {
+  for (const Frame::BadBatch& b : frame->bad_batches) {
     ++stats_.bad_batches;
     Report(frame_offset, 0,
-           absl::StrCat("chunk ", chunk.sequence(), " at offset ", frame_offset, ": ", what,
-                        " batch ", index, " dropped: ", error));
-  };
-  for (int i = 0; i < chunk.api_calls_size(); ++i) {
-    const size_t first = events->api_calls.size();
-    if (!trace::DecodeApiCallBatch(chunk.api_calls(i), &events->api_calls, &error)) {
-      bad_batch("API call", i);
-      continue;
-    }
-    // The class belongs to the function; resolve it once per record here so the analysis does
-    // not have to (consecutive calls mostly repeat a function: cache the last lookup).
-    uint32_t last_function = 0;
-    pb::ApiClass last_class = pb::API_CLASS_OTHER;
-    for (size_t j = first; j < events->api_calls.size(); ++j) {
-      trace::ApiCallRecord& r = events->api_calls[j];
-      if (r.function != last_function) {
-        last_function = r.function;
-        last_class = tables_.function_class(r.function);
-      }
-      r.api_class = last_class;
-    }
+           absl::StrCat("chunk ", chunk.sequence(), " at offset ", frame_offset, ": ", b.what,
+                        " batch ", b.index, " dropped: ", b.error));
   }
-  for (int i = 0; i < chunk.activities_size(); ++i) {
-    if (!trace::DecodeGpuActivityBatch(chunk.activities(i), &events->activities, &error)) {
-      bad_batch("GPU activity", i);
+  // The class belongs to the function; resolve it once per record here, with this chunk's
+  // definitions in, so the analysis does not have to (consecutive calls mostly repeat a
+  // function: cache the last lookup).
+  uint32_t last_function = 0;
+  pb::ApiClass last_class = pb::API_CLASS_OTHER;
+  for (trace::ApiCallRecord& r : events->api_calls) {
+    if (r.function != last_function) {
+      last_function = r.function;
+      last_class = tables_.function_class(r.function);
     }
-  }
-  for (int i = 0; i < chunk.memory_events_size(); ++i) {
-    if (!trace::DecodeMemoryEventBatch(chunk.memory_events(i), &events->memory_events, &error)) {
-      bad_batch("memory event", i);
-    }
-  }
-  for (int i = 0; i < chunk.samples_size(); ++i) {
-    if (!trace::DecodeSampleBatch(chunk.samples(i), &events->samples, &error)) {
-      bad_batch("sample", i);
-    }
-  }
-  for (int i = 0; i < chunk.nvtx_ranges_size(); ++i) {
-    if (!trace::DecodeNvtxRangeBatch(chunk.nvtx_ranges(i), &events->nvtx_ranges, &error)) {
-      bad_batch("NVTX range", i);
-    }
+    r.api_class = last_class;
   }
   stats_.api_calls += events->api_calls.size();
   stats_.activities += events->activities.size();

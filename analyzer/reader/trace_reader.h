@@ -24,11 +24,15 @@
 // with events). Nothing is sized by an unchecked length or count from the file.
 //
 // Thread safety: none; one thread uses a reader. The Reporter is called on that thread, from
-// Next(), and must outlive the reader.
+// Next(), and must outlive the reader. With ReaderOptions::decode_threads > 0 the reader runs
+// that many threads of its own, which only decode frames (checksum, inflate, protobuf parse,
+// batch decode); everything with state (tables, sequence checks, stats, damage reports) stays
+// on the caller's thread, in file order, so what Next() hands out and reports is the same.
 #ifndef GPUSTALL_ANALYZER_READER_TRACE_READER_H_
 #define GPUSTALL_ANALYZER_READER_TRACE_READER_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,6 +112,9 @@ struct ChunkEvents {
 
 struct ReaderOptions {
   size_t read_block_size = 1 << 20;  // bytes per read() call
+  // Threads that decode frames ahead of Next() (0: Next() decodes each frame itself). At most
+  // 2 frames per thread are read ahead, so memory stays bounded by frames, not by the file.
+  int decode_threads = 0;
 };
 
 class TraceReader {
@@ -130,7 +137,8 @@ class TraceReader {
   // The same over bytes in memory (tests, fuzzers). `name` appears in error messages.
   static absl::StatusOr<std::unique_ptr<TraceReader>> FromBuffer(std::string bytes,
                                                                  Reporter* reporter = nullptr,
-                                                                 std::string name = "<buffer>");
+                                                                 std::string name = "<buffer>",
+                                                                 ReaderOptions options = {});
   ~TraceReader();
 
   // Decodes the next chunk into *events (cleared first) and applies its tables. Returns true if
@@ -156,6 +164,8 @@ class TraceReader {
   class Source;
   class FileSource;
   class BufferSource;
+  struct Frame;
+  class DecodePool;
 
   TraceReader(std::unique_ptr<Source> source, Reporter* reporter, ReaderOptions options,
               std::string name);
@@ -165,11 +175,21 @@ class TraceReader {
   size_t available() const { return limit_ - pos_; }
   uint64_t offset() const { return buffer_offset_ + pos_; }
   void Report(uint64_t offset, uint64_t bytes, const std::string& why);
-  // Skips forward to the next position that holds a valid frame header (or the end).
-  absl::Status Resynchronize(const char* why);
-  // The file ends inside a frame at `at`; `bytes` of it are present. Consumes them, reports.
-  void MarkTruncated(uint64_t at, uint64_t bytes, const char* inside);
-  void ApplyChunk(const gpustall::trace::Chunk& chunk, uint64_t frame_offset, ChunkEvents* events);
+  // Reading a frame is three steps: ReadFrame (framing: the next frame's bytes, and the damage
+  // skipped before it), DecodeFrame (pure: checksum, inflate, parse, batch decode; may run on a
+  // decode thread) and Deliver (in file order: damage reports, tables, stats). Deliver returns
+  // true when the frame was a chunk (its records are then in *events), an error for I/O.
+  absl::Status ReadFrame(Frame* frame, bool copy);
+  static void DecodeFrame(Frame* frame);
+  absl::StatusOr<bool> Deliver(Frame* frame, ChunkEvents* events);
+  absl::StatusOr<bool> NextParallel(ChunkEvents* events);
+  // Skips forward to the next position that holds a valid frame header (or the end); the skip
+  // is noted in `frame`, reported when it is delivered.
+  absl::Status Resynchronize(const char* why, Frame* frame);
+  // The file ends inside a frame at `at`; `bytes` of it are present. Consumes them (noted in
+  // `frame`, reported when it is delivered).
+  void MarkTruncated(uint64_t at, uint64_t bytes, const char* inside, Frame* frame);
+  void ApplyChunk(Frame* frame, ChunkEvents* events);
 
   std::unique_ptr<Source> source_;
   Reporter* reporter_;
@@ -182,8 +202,7 @@ class TraceReader {
   uint32_t format_version_ = 0;
   uint64_t next_sequence_ = 0;
   uint64_t corrupt_since_chunk_ = 0;  // damage reports since the last good chunk
-  std::string scratch_;            // inflated payloads
-  gpustall::trace::Chunk chunk_;   // reused: keeps its capacity across chunks
+  std::string scratch_;            // the header's inflated payload
   gpustall::trace::TraceHeader header_;
   gpustall::trace::CaptureInfo capture_;
   std::vector<gpustall::trace::DeviceInfo> devices_;
@@ -191,6 +210,12 @@ class TraceReader {
   gpustall::trace::TraceEnd end_;
   InternTables tables_;
   ReadStats stats_;
+  // Serial reading reuses one frame; parallel reading keeps frames in flight, in file order.
+  std::unique_ptr<Frame> frame_;
+  std::deque<std::unique_ptr<Frame>> in_flight_;
+  std::vector<std::unique_ptr<Frame>> spare_;
+  bool input_done_ = false;        // the last frame (end of file or I/O error) was read
+  std::unique_ptr<DecodePool> pool_;  // last: its threads stop before the frames go
 };
 
 }  // namespace gs::reader
