@@ -63,10 +63,20 @@ SCENARIOS = {
                               attribution="samples", state="io_wait"),
     "data_starved_queue": dict(cause="host_work", planted=["get_batch_from_workers"],
                                attribution="samples", state="lock_wait"),
-    # Worker PROCESSES through a multiprocessing.Queue: the training thread blocks reading the
-    # queue's pipe (so no thread-state expectation: the kernel sees an I/O wait on a pipe).
+    # Worker PROCESSES through a multiprocessing.Queue: the training thread blocks in queue.get
+    # reading the queue's pipe, which the kernel shows as an I/O wait (not a lock wait, as a
+    # queue.Queue's condition variable is). Each wait is ~20 ms (2 workers x 40 ms), so 100 Hz
+    # sampling lands ~2 samples in every one of them.
     "data_starved_workers": dict(cause="host_work", planted=["get_batch_from_workers"],
-                                 attribution="samples"),
+                                 attribution="samples", state="io_wait"),
+    # The loop sleeps 25 ms per step in wait_for_batch (time.sleep): ~2.5 samples per sleep at
+    # 100 Hz; the host work is sleep.
+    "data_starved_sleep": dict(cause="host_work", planted=["wait_for_batch"],
+                               attribution="samples", state="sleep"),
+    # The loop blocks ~25 ms per step in recv on a socketpair that a feeder thread fills in
+    # recv_batch_from_socket: ~2.5 samples per wait at 100 Hz; the host work is I/O wait.
+    "data_starved_socket": dict(cause="host_work", planted=["recv_batch_from_socket"],
+                                attribution="samples", state="io_wait"),
     "pageable_copies": dict(cause="pageable_copy", planted=["copy_batch"], attribution="call"),
     "launch_bound": dict(cause="launch_overhead", planted=["launch_tiny_kernels"],
                          attribution="call"),

@@ -409,6 +409,8 @@ SHAPES = dict((name, (args, check)) for name, args, check in [
     starved_shape("data_starved_pipe", 1024, 15.0),
     starved_shape("data_starved_queue", 1024, 15.0),
     starved_shape("data_starved_workers", 256, 15.0),
+    starved_shape("data_starved_sleep", 1024, 15.0),
+    starved_shape("data_starved_socket", 256, 15.0),
     ("pageable_copies", ["--layers", "1", "--sample-kib", "32"], check_pageable),
     ("sync_heavy", ["--layers", "2", "--log-ms", "7"], check_sync_heavy),
     ("launch_bound", [], check_launch_bound),
@@ -418,7 +420,7 @@ SHAPES = dict((name, (args, check)) for name, args, check in [
     ("nvtx_ranges", [], check_nvtx_ranges),
 ])
 DEFAULT_STEPS = {"data_starved": 40, "data_starved_pipe": 40, "data_starved_queue": 40,
-                 "data_starved_workers": 40,
+                 "data_starved_workers": 40, "data_starved_sleep": 40, "data_starved_socket": 40,
                  "pageable_copies": 30, "sync_heavy": 60, "launch_bound": 100,
                  "allocator_churn": 60, "well_fed": 25, "multi_thread": 25, "nvtx_ranges": 25}
 # Workloads that log their own NVTX ranges with --ranges-out FILE.
@@ -564,7 +566,7 @@ def run_once(shape, program, python, smoke):
 
 PYTHON_SHAPES = ["data_starved", "pageable_copies", "sync_heavy", "launch_bound",
                  "allocator_churn", "well_fed", "data_starved_pipe", "data_starved_queue",
-                 "data_starved_workers"]
+                 "data_starved_workers", "data_starved_sleep", "data_starved_socket"]
 
 
 def main():
