@@ -61,7 +61,8 @@ bool InterposedCall::BeginSlow(CudaApi api, uint64_t stream, CaptureThreadState&
   return true;
 }
 
-void InterposedCall::End(int result, const CudaCallFacts& facts, const void* params) {
+void InterposedCall::End(int result, const CudaCallFacts& facts, const void* params,
+                         const CallSite& site) {
   if (recorder_ == nullptr) {  // on demand, between windows (BeginSlow)
     ApplyCallEffect(api_, facts, result == 0, params, ProcessHostMemoryMap());
     --state_->interposer_depth;
@@ -90,7 +91,7 @@ void InterposedCall::End(int result, const CudaCallFacts& facts, const void* par
   event.exit_ns = exit_ns;
   if (info.recorded) {
     // Skip End and the wrapper: the first frame kept is the application's call site.
-    recorder_->RecordApiCall(event, g_capture_stacks.load(std::memory_order_relaxed), 2);
+    recorder_->RecordApiCallFrom(event, g_capture_stacks.load(std::memory_order_relaxed), 2, site);
   }
   --state_->interposer_depth;
 }

@@ -22,6 +22,7 @@
 #include "agent/core/clock.h"
 #include "agent/capture/capture_thread_state.h"
 #include "agent/capture/cuda_api/cuda_api.h"
+#include "agent/record/recorder.h"
 
 namespace gs {
 namespace shim {
@@ -40,6 +41,11 @@ extern std::atomic<CaptureSource*> g_capture_source;
 // GS_STACKS != none.
 extern std::atomic<bool> g_capture_stacks;
 
+// The calling wrapper's call site: where the application called it, and its stack pointer then.
+#define GS_CALL_SITE()                                                          \
+  ::gs::CallSite{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),     \
+                 reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())}
+
 class InterposedCall {
  public:
   InterposedCall() = default;
@@ -52,8 +58,11 @@ class InterposedCall {
   inline bool Begin(CudaApi api, uint64_t stream);
 
   // Records the call (ApiCallEvent + stack), applies its effect (pinned ranges, current device),
-  // closes the event pair, and unmarks the thread. `params` is the row's params struct.
-  void End(int result, const CudaCallFacts& facts, const void* params) __attribute__((noinline));
+  // closes the event pair, and unmarks the thread. `params` is the row's params struct; `site`
+  // the wrapper's return address and CFA (GS_CALL_SITE), so that a loop calling from one place
+  // reuses its stack (ring_recorder.h, "Stack reuse").
+  void End(int result, const CudaCallFacts& facts, const void* params, const CallSite& site)
+      __attribute__((noinline));
 
  private:
   bool BeginSlow(CudaApi api, uint64_t stream, CaptureThreadState& state);

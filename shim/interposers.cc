@@ -32,7 +32,7 @@
     errno = errno_at_entry;                                                                      \
     const cudaError_t result = real ARGS;                                                        \
     const int errno_after_call = errno;                                                          \
-    call.End(result, ::gs::CudaFactsOf_##NAME(p, result == cudaSuccess), &p);                    \
+    call.End(result, ::gs::CudaFactsOf_##NAME(p, result == cudaSuccess), &p, GS_CALL_SITE());    \
     errno = errno_after_call;                                                                    \
     return result;                                                                               \
   }

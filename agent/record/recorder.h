@@ -15,6 +15,15 @@
 
 namespace gs {
 
+// Where the application made an intercepted call: the return address into its code and the
+// stack pointer just before the call pushed it (the wrapper's CFA), read by the wrapper with
+// compiler builtins. A recorder may use it to recognise a call from the same site at the same
+// stack depth as the thread's previous one (ring_recorder.h, "Stack reuse").
+struct CallSite {
+  uintptr_t pc = 0;
+  uintptr_t cfa = 0;
+};
+
 class Recorder {
  public:
   virtual ~Recorder() = default;
@@ -26,6 +35,14 @@ class Recorder {
   // `capture_stack` is true the recorder captures the calling thread's stack (native, and Python
   // where present) itself, skipping `skip_frames` frames of the capture side.
   virtual void RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) = 0;
+
+  // The same, from a wrapper that knows its caller's call site (shim/). The default ignores it;
+  // +1: this forwarding frame.
+  virtual void RecordApiCallFrom(const ApiCallEvent& event, bool capture_stack, int skip_frames,
+                                 const CallSite& site) {
+    (void)site;
+    RecordApiCall(event, capture_stack, skip_frames + 1);
+  }
 
   // GPU work and CUPTI records, off the application's hot path (CUPTI's buffer thread, the
   // fallback poller). May take locks; copies activity.name before returning.

@@ -33,6 +33,23 @@ struct ThreadRing {
   uint64_t owner_serial = 0;  // increases with every claim: a new serial is a new thread
   uintptr_t stack_low = 0;    // the owner's stack range, for the frame-pointer walker
   uintptr_t stack_high = 0;
+  // Owner-only (RingRecorder's stack reuse, ring_recorder.h): the stacks last unwound for calls
+  // whose site was known, one entry per site (a loop launching four kernels through four stubs
+  // has four), and where each of their return addresses sits on the stack.
+  static constexpr int kReusePcs = 130;  // the largest GS_STACK_DEPTH (128), +1, +1 spare
+  static constexpr int kReuseEntries = 8;
+  struct StackReuse {
+    uintptr_t site_pc = 0;
+    uintptr_t site_cfa = 0;
+    int max_pcs = 0;   // the capture's limit it was taken under
+    int count = 0;     // 0: nothing to reuse
+    uint64_t pcs[kReusePcs];
+    uintptr_t slots[kReusePcs];
+  };
+  StackReuse reuse[kReuseEntries];
+  unsigned reuse_next = 0;  // the entry a new site replaces (round robin)
+  uint64_t stack_unwinds = 0;  // owner-written; tests and the benchmark read them when it is idle
+  uint64_t stack_reuses = 0;
   // Producer-written, writer-read. Cumulative for the slot (never reset).
   alignas(64) std::atomic<uint64_t> dropped{0};
   std::atomic<uint64_t> recorded{0};

@@ -35,6 +35,59 @@ void OnThreadExit(void* ring) {
 
 constexpr size_t kRecordHeaderBytes = sizeof(RingRecordHeader) + sizeof(ApiCallEvent);
 
+// How far above the call site's stack pointer a return address is looked for (stack reuse).
+constexpr uintptr_t kReuseScanBytes = 256 * 1024;
+
+// The entry for `site`, if one still describes a call from it: same site, same limit, every
+// return address still in its slot. nullptr otherwise.
+inline const ThreadRing::StackReuse* FindReusable(const ThreadRing& ring, const CallSite& site, int max_pcs) {
+  for (const ThreadRing::StackReuse& c : ring.reuse) {
+    if (c.site_pc != site.pc || c.site_cfa != site.cfa || c.count == 0) continue;
+    if (c.max_pcs != max_pcs) return nullptr;
+    for (int i = 0; i < c.count; ++i) {
+      if (*reinterpret_cast<const volatile uint64_t*>(c.slots[i]) != c.pcs[i]) return nullptr;
+    }
+    return &c;
+  }
+  return nullptr;
+}
+
+// After an unwind for a known site: keeps `pcs` in the site's entry (or the next one round robin)
+// and finds each PC's slot, scanning up from the site's stack pointer inside the thread's stack.
+// Leaves nothing to reuse if the stack does not start at the site, or a PC is not found (a frame
+// whose return address is not on the stack).
+__attribute__((noinline)) void Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
+                                        const CallSite& site) {
+  ThreadRing::StackReuse* entry = nullptr;
+  for (ThreadRing::StackReuse& c : ring->reuse) {
+    if (c.site_pc == site.pc && c.site_cfa == site.cfa) entry = &c;
+  }
+  if (entry == nullptr) entry = &ring->reuse[ring->reuse_next++ % ThreadRing::kReuseEntries];
+  ThreadRing::StackReuse& c = *entry;
+  c.count = 0;
+  if (n <= 0 || n > ThreadRing::kReusePcs || pcs[0] != site.pc) return;
+  const uintptr_t slot0 = site.cfa - sizeof(uint64_t);
+  if (ring->stack_high == 0 || slot0 < ring->stack_low || site.cfa > ring->stack_high) return;
+  if (*reinterpret_cast<const uint64_t*>(slot0) != pcs[0]) return;
+  uintptr_t end = ring->stack_high;
+  if (end - slot0 > kReuseScanBytes) end = slot0 + kReuseScanBytes;
+  c.slots[0] = slot0;
+  c.pcs[0] = pcs[0];
+  uintptr_t at = slot0 + sizeof(uint64_t);
+  for (int i = 1; i < n; ++i) {
+    while (at + sizeof(uint64_t) <= end && *reinterpret_cast<const uint64_t*>(at) != pcs[i])
+      at += sizeof(uint64_t);
+    if (at + sizeof(uint64_t) > end) return;
+    c.slots[i] = at;
+    c.pcs[i] = pcs[i];
+    at += sizeof(uint64_t);
+  }
+  c.site_pc = site.pc;
+  c.site_cfa = site.cfa;
+  c.max_pcs = max_pcs;
+  c.count = n;
+}
+
 }  // namespace
 
 RingRecorder::RingRecorder(RingPool* pool, const StackCapturer* stacks, int stack_depth,
@@ -52,7 +105,8 @@ RingRecorder::~RingRecorder() {
   if (has_exit_key_) pthread_key_delete(exit_key_);
 }
 
-void RingRecorder::RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) {
+inline void RingRecorder::Record(const ApiCallEvent& event, bool capture_stack, int skip_frames,
+                                 const CallSite* site) {
   ThreadSlot& slot = t_slot;
   if (slot.busy || !enabled_.load(std::memory_order_relaxed)) return;
   slot.busy = true;
@@ -75,13 +129,22 @@ void RingRecorder::RecordApiCall(const ApiCallEvent& event, bool capture_stack, 
       int n = 0;
       uint8_t flags = 0;
       if (want_stack) {
-        // libunwind may set errno (its address checks use mincore/msync); the application must
-        // never see that.
-        const int saved_errno = errno;
-        // skip_frames + 1: the first PC Capture reports is in this function.
-        n = stacks_->Capture(reinterpret_cast<uint64_t*>(p + kRecordHeaderBytes), max_pcs, skip_frames + 1,
-                             ring->stack_low, ring->stack_high);
-        errno = saved_errno;
+        uint64_t* pcs = reinterpret_cast<uint64_t*>(p + kRecordHeaderBytes);
+        const ThreadRing::StackReuse* reuse = site != nullptr ? FindReusable(*ring, *site, max_pcs) : nullptr;
+        if (reuse != nullptr) {
+          n = reuse->count;
+          std::memcpy(pcs, reuse->pcs, static_cast<size_t>(n) * sizeof(uint64_t));
+          ++ring->stack_reuses;
+        } else {
+          // libunwind may set errno (its address checks use mincore/msync); the application must
+          // never see that.
+          const int saved_errno = errno;
+          // skip_frames + 1: the first PC Capture reports is in this function.
+          n = stacks_->Capture(pcs, max_pcs, skip_frames + 1, ring->stack_low, ring->stack_high);
+          errno = saved_errno;
+          ++ring->stack_unwinds;
+          if (site != nullptr) Remember(ring, pcs, n, max_pcs, *site);
+        }
         if (n > depth_) {
           n = depth_;
           flags |= kRingFlagStackTruncated;
@@ -110,6 +173,15 @@ void RingRecorder::RecordApiCall(const ApiCallEvent& event, bool capture_stack, 
   slot.busy = false;
 }
 
+void RingRecorder::RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) {
+  Record(event, capture_stack, skip_frames, nullptr);
+}
+
+void RingRecorder::RecordApiCallFrom(const ApiCallEvent& event, bool capture_stack, int skip_frames,
+                                     const CallSite& site) {
+  Record(event, capture_stack, skip_frames, &site);
+}
+
 __attribute__((noinline)) ThreadRing* RingRecorder::ClaimRing() {
   const int saved_errno = errno;  // pthread_getattr_np reads /proc for the main thread
   ThreadRing* ring = ClaimRingUnguarded();
@@ -131,8 +203,11 @@ ThreadRing* RingRecorder::ClaimRingUnguarded() {
   }
   ring->tid = static_cast<uint64_t>(syscall(SYS_gettid));
   ring->stack_low = ring->stack_high = 0;
-  if (stacks_->mode() == StackMode::kFramePointer)
+  // Bounds for the fp walker, and for stack reuse's slot search in either mode.
+  if (stacks_->mode() != StackMode::kNone)
     StackCapturer::CurrentThreadStackBounds(&ring->stack_low, &ring->stack_high);
+  // A recycled ring: the previous owner's stacks are not this thread's.
+  for (ThreadRing::StackReuse& c : ring->reuse) c.count = 0;
   pool_->Publish(ring);
   if (has_exit_key_) pthread_setspecific(exit_key_, ring);
   slot.ring = ring;

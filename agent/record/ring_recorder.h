@@ -7,8 +7,22 @@
 // a CPython process only: one load of the reader's state otherwise) the thread's Python frames
 // right after the PCs, a release store. No malloc, lock, syscall or I/O. A thread's FIRST call claims a ring from the
 // pool (one CAS scan) and does three once-per-thread things that are not free: gettid (syscall),
-// pthread_setspecific (allocates only if the process already used 32+ keys), and in fp mode
+// pthread_setspecific (allocates only if the process already used 32+ keys), and with stacks on
 // pthread_getattr_np for the stack bounds. Full ring: drop and count, never wait.
+//
+// Stack reuse: a wrapper that knows its call site (RecordApiCallFrom: the return address into the
+// application and the stack pointer before the call) lets a launch loop pay for one unwind per call
+// site, not one per call. After an unwind for a known site the thread's ring keeps the PCs (for the
+// last 8 sites) and, for each, the stack slot that holds it (found by scanning up from the site's
+// stack pointer: return addresses sit on the stack in caller order). The next call from the same
+// site at the same stack pointer reuses them if every slot still holds its PC: with the innermost
+// frame at the same PC and SP and every caller's return address unchanged at the same place, the
+// walk would find the same frames (exact for frames of fixed size; a caller that moved with alloca
+// would need stale copies of every return address left at the old slots to be missed). A miss, or a
+// PC not found within 256 KiB of stack, unwinds as before. Cost of a hit: a search of 8 sites, one
+// load and compare per frame and one copy. Nothing to invalidate on dlopen/dlclose: the reused PCs
+// are exactly the values the unwinder would read from those slots. Calls without a site (CUPTI's
+// callback, tests) always unwind.
 //
 // Lifetime: lives in static storage for the life of the process (threads that raced with
 // shutdown may still call it). Tests may destroy one once no thread uses it.
@@ -59,6 +73,8 @@ class RingRecorder final : public Recorder {
   // --- Recorder ---
   bool enabled() const override { return enabled_.load(std::memory_order_relaxed); }
   void RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) override;
+  void RecordApiCallFrom(const ApiCallEvent& event, bool capture_stack, int skip_frames,
+                         const CallSite& site) override;
   void RecordGpuActivity(const GpuActivityEvent& activity) override;
   void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) override;
   void SetCaptureMode(const char* mode, const char* detail) override;
@@ -88,6 +104,9 @@ class RingRecorder final : public Recorder {
   static ApiCallView View(const RingRecordHeader& record);
 
  private:
+  // The body of both Record* entry points, inlined into each (so skip_frames counts the same).
+  __attribute__((always_inline)) inline void Record(const ApiCallEvent& event, bool capture_stack,
+                                                    int skip_frames, const CallSite* site);
   ThreadRing* ClaimRing();
   ThreadRing* ClaimRingUnguarded();
 

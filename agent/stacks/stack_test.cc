@@ -217,3 +217,110 @@ TEST(StackTest, RecordingNeverChangesErrno) {
 
 }  // namespace
 }  // namespace gs
+
+namespace gs {
+namespace {
+
+// --- stack reuse (ring_recorder.h): a call site known to the recorder, as the shim's wrappers
+// give it (here: CallFrom plays the wrapper, skip 1 drops it as the shim's skip 2 drops End and
+// the wrapper).
+
+__attribute__((noinline)) void CallFrom(RingRecorder& recorder) {
+  ApiCallEvent e{};
+  recorder.RecordApiCallFrom(e, true, 1,
+                             CallSite{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                                      reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())});
+  __asm__ volatile("" ::: "memory");
+}
+
+// One call site for CallFrom, whichever caller: two callers at the same depth give the same site
+// PC and stack pointer, but a different return address one frame up.
+__attribute__((noinline)) void Middle(RingRecorder& recorder) {
+  CallFrom(recorder);
+  __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void MiddleFromA(RingRecorder& recorder) {
+  Middle(recorder);
+  __asm__ volatile("" ::: "memory");
+}
+
+volatile int g_not_folded = 0;
+__attribute__((noinline)) void MiddleFromB(RingRecorder& recorder) {
+  g_not_folded = 1;  // not identical to MiddleFromA: the compiler must not fold the two into one
+  Middle(recorder);
+  __asm__ volatile("" ::: "memory");
+}
+
+// The same site PC at another stack pointer.
+__attribute__((noinline)) void Nest(RingRecorder& recorder, int depth) {
+  if (depth == 0) {
+    Middle(recorder);
+  } else {
+    Nest(recorder, depth - 1);
+  }
+  __asm__ volatile("" ::: "memory");
+}
+
+std::vector<std::vector<uint64_t>> DrainStacks(RingPool& pool) {
+  std::vector<std::vector<uint64_t>> stacks;
+  pool.ring(0).ring.Drain([&](const RingRecordHeader& h) {
+    const ApiCallView v = RingRecorder::View(h);
+    stacks.emplace_back(v.pcs, v.pcs + v.pc_count);
+  });
+  return stacks;
+}
+
+TEST(StackTest, LoopFromOneSiteUnwindsOnceAndAnotherSiteOrStackPointerUnwindsAgain) {
+  for (StackMode mode : {StackMode::kUnwind, StackMode::kFramePointer}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    RingPool pool;
+    ASSERT_TRUE(pool.Init(1024 * 1024));
+    StackCapturer capturer;
+    std::string note;
+    capturer.Init(mode, &note);
+    RingRecorder recorder(&pool, &capturer, 32, 16);
+    ThreadRing& ring = pool.ring(0);  // the first thread to record takes ring 0
+
+    // A back-to-back loop: one unwind, 99 reuses, 100 identical stacks.
+    volatile int calls = 100;
+    for (int i = 0; i < calls; ++i) Nest(recorder, 0);
+    EXPECT_EQ(ring.stack_unwinds, 1u);
+    EXPECT_EQ(ring.stack_reuses, 99u);
+    std::vector<std::vector<uint64_t>> loop = DrainStacks(pool);
+    ASSERT_EQ(loop.size(), 100u);
+    ASSERT_GE(loop[0].size(), 4u);  // CallFrom's site in Middle, Nest, this test, gtest...
+    for (const auto& s : loop) EXPECT_EQ(s, loop[0]);
+
+    // The same site PC deeper (Nest recursed): a fresh unwind, with the extra frames.
+    Nest(recorder, 3);
+    EXPECT_EQ(ring.stack_unwinds, 2u);
+    std::vector<std::vector<uint64_t>> deeper = DrainStacks(pool);
+    ASSERT_EQ(deeper.size(), 1u);
+    EXPECT_EQ(deeper[0][0], loop[0][0]);
+    EXPECT_EQ(deeper[0].size(), loop[0].size() + 3);
+
+    // Same site PC and stack pointer, another caller above: the slot check catches it.
+    for (int i = 0; i < 2 * calls / 100; ++i) MiddleFromA(recorder);
+    for (int i = 0; i < 2 * calls / 100; ++i) MiddleFromB(recorder);
+    EXPECT_EQ(ring.stack_unwinds, 4u);
+    EXPECT_EQ(ring.stack_reuses, 101u);
+    std::vector<std::vector<uint64_t>> ab = DrainStacks(pool);
+    ASSERT_EQ(ab.size(), 4u);
+    EXPECT_EQ(ab[0], ab[1]);
+    EXPECT_EQ(ab[2], ab[3]);
+    EXPECT_EQ(ab[0][0], ab[2][0]);  // same site
+    EXPECT_NE(ab[0][1], ab[2][1]);  // returns into MiddleFromA vs MiddleFromB
+    EXPECT_NE(ab[0][2], ab[2][2]);
+
+    // Each of those freshly unwound stacks is what a plain unwind gives (no site: no reuse).
+    const uint64_t before = ring.stack_unwinds;
+    recorder.RecordApiCall(ApiCallEvent{}, true, 0);
+    recorder.RecordApiCall(ApiCallEvent{}, true, 0);
+    EXPECT_EQ(ring.stack_unwinds, before + 2);
+    DrainStacks(pool);
+  }
+}
+
+}  // namespace
+}  // namespace gs
