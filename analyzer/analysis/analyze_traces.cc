@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -50,15 +51,17 @@ class FanOutSink final : public RecordSink {
 // The trace behind `file` (opened once, its first bytes read without moving the offset): those
 // bytes say which importer reads it, over the same descriptor — a PyTorch profiler JSON, plain or
 // gzip (analyzer/import/), or else a .gstrace (whose reader says what is wrong with anything else).
-// An imported trace is read whole here: `progress` reports its reading as it goes.
-absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file,
+// An imported trace is read whole here: `progress` reports its reading as it goes. A .gstrace is
+// decoded by `options.jobs` - 1 threads besides this one.
+absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file, const AnalysisOptions& options,
                                                          const std::function<void(uint64_t)>& progress) {
   if (IsImportedTrace(file.head())) {
     absl::StatusOr<std::unique_ptr<ImportedTrace>> imported = OpenImported(file.Release(), file.path(), progress);
     if (!imported.ok()) return imported.status();
     return TraceImporter::FromImported(std::move(*imported));
   }
-  return TraceImporter::FromFd(file.Release(), file.path());  // a read error shows here, as the reader words it
+  // A read error shows here, as the reader words it.
+  return TraceImporter::FromFd(file.Release(), file.path(), std::max(0, options.jobs - 1));
 }
 
 // The pass over `count` traces, each opened by `open(i)` when its turn comes (one descriptor held
@@ -73,7 +76,7 @@ absl::StatusOr<Analysis> AnalyzeEach(size_t count, const std::function<absl::Sta
     const uint64_t size = hooks.progress && ::fstat(file->fd(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
     std::function<void(uint64_t)> progress;
     if (hooks.progress) progress = [&hooks, i, size](uint64_t read) { hooks.progress(i, read, size); };
-    auto importer = OpenTrace(std::move(*file), progress);
+    auto importer = OpenTrace(std::move(*file), options, progress);
     if (!importer.ok()) return importer.status();
     if (progress) (*importer)->set_progress(progress);
     if (absl::Status s = AnalyzeTrace(importer->get(), options, &builder, i, hooks.observers); !s.ok()) return s;

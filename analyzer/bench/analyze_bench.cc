@@ -1,12 +1,12 @@
 // analyze_bench — analysis throughput vs. merely reading the same trace, side by side in one run.
 //
-//   gs_analyzer_bench [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS]
+//   gs_analyzer_bench [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS] [--jobs N]
 //
 // Writes a synthetic trace of at least N events (default 50 million: a launch loop with async
-// copies, 8 events per step, see analyzer/testing/trace_files.h) with TraceBuilder, then on one
-// thread: (1) reads it once to warm the page cache, (2) reads every record with the reader
-// (decode only), (3) runs the full analysis (AnalyzeTraces) on it; (2) and (3) alternate
-// --repeat times (default 3) and the fastest of each counts. Prints events/s of (2) and (3) by
+// copies, 8 events per step, see analyzer/testing/trace_files.h) with TraceBuilder, then: (1)
+// reads it once to warm the page cache, (2) reads every record with the reader on one thread
+// (decode only), (3) runs the full analysis (AnalyzeTraces, --jobs threads, default 1) on it;
+// (2) and (3) alternate --repeat times (default 3) and the fastest of each counts. Prints events/s of (2) and (3) by
 // wall and CPU time, their ratio, and the peak resident memory. Targets (BENCHMARKS.md): analysis >= 20 M events/s,
 // within 3x of the plain read. Not run by ctest (it takes a minute and ~1 GB of disk).
 #include <sys/resource.h>
@@ -73,10 +73,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--keep")) keep = true;
     else if (!std::strcmp(argv[i], "--reuse")) reuse = true;
     else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--jobs") && i + 1 < argc) options.jobs = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--sort-window-ms") && i + 1 < argc)
       options.sort_window_ns = std::strtoll(argv[++i], nullptr, 10) * 1'000'000;
     else {
-      std::fprintf(stderr, "usage: %s [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS] [--jobs N]\n", argv[0]);
       return 2;
     }
   }
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
   long rss_read = 0;  // (see below: one process does both passes)
   long rss_an = MaxRssMiB();
   (void)rss_read;
-  std::printf("best of %d runs per pass, one thread\n", repeat);
+  std::printf("best of %d runs per pass; analysis with --jobs %d\n", repeat, options.jobs);
   std::printf("%-22s %12s %8s %8s %16s %16s\n", "pass", "events", "wall s", "cpu s", "M events/s wall", "M events/s cpu");
   std::printf("%-22s %12lld %8.2f %8.2f %16.1f %16.1f\n", "read only (decode)", read, read_s, read_cpu,
               read / read_s / 1e6, read / read_cpu / 1e6);

@@ -10,7 +10,7 @@ namespace gs::analyzer::cli {
 
 std::string Usage() {
   return absl::StrCat(
-      "usage: gsanalyze report TRACE... [--json | --format FORMAT] [--fail-under UTIL] [--width N]\n"
+      "usage: gsanalyze report TRACE... [--json | --format FORMAT] [--fail-under UTIL] [--width N] [--jobs N]\n"
       "       gsanalyze dump TRACE\n"
       "       gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE\n"
       "       gsanalyze diff BEFORE AFTER [--json]   (several traces: BEFORE... -- AFTER...)\n"
@@ -23,6 +23,7 @@ std::string Usage() {
       "         --format FORMAT   one of: ", absl::StrJoin(ReportFormatNames(), ", "), "\n",
       "         --fail-under UTIL exit 1 if steady-state GPU-Util is below UTIL (0.8, 80 or 80%)\n"
       "         --width N         terminal columns (default: $COLUMNS, the terminal, or 100)\n"
+      "         --jobs N          threads per trace (default: one per core); the report is the same\n"
       "dump     every record of a trace as text\n"
       "export   --chrome: Chrome trace-event JSON (Perfetto UI, chrome://tracing);\n"
       "         --kineto: the PyTorch profiler's JSON (TensorBoard, Holistic Trace Analysis);\n"
@@ -123,6 +124,11 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
       if (absl::Status s = value("--width", &v); !s.ok()) return s;
       if (!absl::SimpleAtoi(v, &out.width) || out.width < 40 || out.width > 1000)
         return absl::InvalidArgumentError(absl::StrCat("--width: '", v, "' is not a width between 40 and 1000"));
+    } else if (out.command == Subcommand::kReport && is("--jobs")) {
+      std::string v;
+      if (absl::Status s = value("--jobs", &v); !s.ok()) return s;
+      if (!absl::SimpleAtoi(v, &out.jobs) || out.jobs < 1 || out.jobs > 256)
+        return absl::InvalidArgumentError(absl::StrCat("--jobs: '", v, "' is not a thread count between 1 and 256"));
     } else if (absl::StartsWith(a, "-") && a != "-") {
       return absl::InvalidArgumentError(absl::StrCat("unknown option '", a, "' for ", sub));
     } else {

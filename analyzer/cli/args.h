@@ -1,6 +1,6 @@
 // args.h — gsanalyze's command line, parsed into a value (tested as a value in args_test.cc).
 //
-//   gsanalyze report TRACE... [--json] [--format text|json] [--fail-under UTIL] [--width N]
+//   gsanalyze report TRACE... [--json] [--format text|json] [--fail-under UTIL] [--width N] [--jobs N]
 //   gsanalyze dump TRACE
 //   gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE
 //   gsanalyze diff BEFORE AFTER [--json]      (or BEFORE... -- AFTER... for several traces)
@@ -45,6 +45,7 @@ struct CliArgs {
   std::string format = "text";          // --json is --format json
   std::optional<double> fail_under;     // a fraction 0..1
   int width = 0;                        // 0: $COLUMNS, else the terminal's, else 100
+  int jobs = 0;                         // report --jobs: threads per trace; 0: one per core
 };
 
 // `args` excludes the program name. Errors are InvalidArgument with a one-line message.

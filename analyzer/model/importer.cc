@@ -119,8 +119,11 @@ bool TraceImporter::Plausible(uint64_t start_ns, uint64_t end_ns) {
 
 TraceImporter::~TraceImporter() = default;
 
-absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::FromFd(int fd, const std::string& path) {
-  return Wrap(reader::TraceReader::FromFd(fd, path), path);
+absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::FromFd(int fd, const std::string& path,
+                                                                     int decode_threads) {
+  reader::ReaderOptions options;
+  options.decode_threads = decode_threads;
+  return Wrap(reader::TraceReader::FromFd(fd, path, nullptr, options), path);
 }
 
 std::unique_ptr<TraceImporter> TraceImporter::FromImported(std::unique_ptr<ImportedTrace> imported) {

@@ -38,8 +38,10 @@ class TraceImporter {
  public:
   // A .gstrace over `fd` (open for reading at offset 0, owned from here on: the one pass opened
   // it, analysis/trace_file.h); reads its header. Errors (one line, naming `path`): not a
-  // trace, newer version, unreadable, cut before the header.
-  static absl::StatusOr<std::unique_ptr<TraceImporter>> FromFd(int fd, const std::string& path);
+  // trace, newer version, unreadable, cut before the header. `decode_threads`: see
+  // reader::ReaderOptions (0: frames are decoded on the reading thread).
+  static absl::StatusOr<std::unique_ptr<TraceImporter>> FromFd(int fd, const std::string& path,
+                                                               int decode_threads = 0);
   // A trace of another format, opened by its importer (analyzer/import/open_imported.h).
   static std::unique_ptr<TraceImporter> FromImported(std::unique_ptr<ImportedTrace> imported);
   // The same over a trace held in memory (fuzzers, tests); `name` stands for the path in

@@ -2,7 +2,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -48,9 +50,12 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
     progress.Update(i, traces.size(), traces[i], read, size);
   };
   hooks.observers = {&rank_summaries};
+  AnalysisOptions analysis_options;
+  analysis_options.jobs =
+      args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // The pass reads each trace over the descriptor the intake opened (one open per file).
   absl::StatusOr<Analysis> analysis = summaries ? AnalysisFromJobSummaries(*std::move(inputs))
-                                                : AnalyzeTraces(std::move(inputs->traces), AnalysisOptions(), hooks);
+                                                : AnalyzeTraces(std::move(inputs->traces), analysis_options, hooks);
   if (analysis.ok() && !summaries &&
       (traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
     analysis->ranks = AnalyzeRanks(rank_summaries.summaries());
