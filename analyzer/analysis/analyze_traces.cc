@@ -16,6 +16,11 @@ namespace gs::analyzer {
 
 namespace {
 
+// Decoding is about a third of a pass (BENCHMARKS.md), so one decode thread already outruns the
+// analysis thread; more only hold more frames in memory (two each), so a machine with many cores
+// gets no more than this.
+constexpr int kMaxDecodeThreads = 2;
+
 // One trace's model records on their way to the analysis: each observer's sink first, then the
 // analysis, record by record (as the HTML timeline recorded them when it sat in front).
 class FanOutSink final : public RecordSink {
@@ -52,7 +57,7 @@ class FanOutSink final : public RecordSink {
 // bytes say which importer reads it, over the same descriptor — a PyTorch profiler JSON, plain or
 // gzip (analyzer/import/), or else a .gstrace (whose reader says what is wrong with anything else).
 // An imported trace is read whole here: `progress` reports its reading as it goes. A .gstrace is
-// decoded by `options.jobs` - 1 threads besides this one.
+// decoded by `options.jobs` - 1 threads besides this one, at most kMaxDecodeThreads.
 absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file, const AnalysisOptions& options,
                                                          const std::function<void(uint64_t)>& progress) {
   if (IsImportedTrace(file.head())) {
@@ -61,7 +66,8 @@ absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file, const A
     return TraceImporter::FromImported(std::move(*imported));
   }
   // A read error shows here, as the reader words it.
-  return TraceImporter::FromFd(file.Release(), file.path(), std::max(0, options.jobs - 1));
+  return TraceImporter::FromFd(file.Release(), file.path(),
+                               std::clamp(options.jobs - 1, 0, kMaxDecodeThreads));
 }
 
 // The pass over `count` traces, each opened by `open(i)` when its turn comes (one descriptor held

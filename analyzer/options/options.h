@@ -48,9 +48,9 @@ struct AnalysisOptions {
   size_t max_history_per_thread = 1 << 20;
 
   // Threads for one pass over a trace. 1: everything on the calling thread. N > 1: N - 1 more
-  // threads check and decode the trace's frames ahead of the analysis (ReaderOptions::
-  // decode_threads, analyzer/reader/trace_reader.h); the analysis itself stays on one thread, in
-  // file order, so the result is the same for every N.
+  // threads (at most 2, analysis/analyze_traces.cc) check and decode the trace's frames ahead of
+  // the analysis (ReaderOptions::decode_threads, analyzer/reader/trace_reader.h); the analysis
+  // itself stays on one thread, in file order, so the result is the same for every N.
   int jobs = 1;
 
   // Report sizes.
