@@ -28,7 +28,8 @@ bool RingPool::Init(size_t total_bytes, size_t min_ring_bytes) {
   size_t count = total_bytes / capacity;
   if (count > kMaxRings) count = kMaxRings;
   if (count == 0) count = 1;
-  const size_t bytes = count * (sizeof(ThreadRing) + capacity);
+  // Headers, then the rings' data, then the stack-reuse tables (untouched until claimed).
+  const size_t bytes = count * (sizeof(ThreadRing) + capacity + sizeof(StackReuseTable));
   // MAP_NORESERVE: the bound is a bound, not a commitment; pages are touched only when used.
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -38,6 +39,7 @@ bool RingPool::Init(size_t total_bytes, size_t min_ring_bytes) {
   for (size_t i = 0; i < count; ++i) {
     ThreadRing* ring = new (&rings_[i]) ThreadRing();
     ring->ring.Init(data + i * capacity, capacity);
+    ring->reuse = reinterpret_cast<StackReuseTable*>(data + count * capacity) + i;
   }
   count_ = count;
   capacity_ = capacity;

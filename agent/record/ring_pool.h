@@ -23,6 +23,26 @@
 namespace gs {
 
 // One thread's ring and what the writer needs to know about its owner.
+// Owner-only (RingRecorder's stack reuse, ring_recorder.h): the stacks last unwound for calls
+// whose site was known, one entry per site (a loop launching four kernels through four stubs has
+// four), and where each of their return addresses sits on the stack. 17 KiB a thread: the pool
+// keeps them apart from the rings' headers, so a table's pages are touched only by a thread that
+// claims its ring.
+struct StackReuseTable {
+  static constexpr int kPcs = 130;  // the largest GS_STACK_DEPTH (128), +1, +1 spare
+  static constexpr int kEntries = 8;
+  struct Entry {
+    uintptr_t site_pc;
+    uintptr_t site_cfa;
+    int max_pcs;  // the capture's limit it was taken under
+    int count;    // 0: nothing to reuse
+    uint64_t pcs[kPcs];
+    uintptr_t slots[kPcs];
+  };
+  unsigned next;  // the entry a new site replaces (round robin)
+  Entry entries[kEntries];
+};
+
 struct ThreadRing {
   enum State : int { kFree = 0, kClaiming = 1, kOwned = 2, kExited = 3 };
 
@@ -33,31 +53,19 @@ struct ThreadRing {
   uint64_t owner_serial = 0;  // increases with every claim: a new serial is a new thread
   uintptr_t stack_low = 0;    // the owner's stack range, for the frame-pointer walker
   uintptr_t stack_high = 0;
-  // Owner-only (RingRecorder's stack reuse, ring_recorder.h): the stacks last unwound for calls
-  // whose site was known, one entry per site (a loop launching four kernels through four stubs
-  // has four), and where each of their return addresses sits on the stack.
-  static constexpr int kReusePcs = 130;  // the largest GS_STACK_DEPTH (128), +1, +1 spare
-  static constexpr int kReuseEntries = 8;
-  struct StackReuse {
-    uintptr_t site_pc = 0;
-    uintptr_t site_cfa = 0;
-    int max_pcs = 0;   // the capture's limit it was taken under
-    int count = 0;     // 0: nothing to reuse
-    uint64_t pcs[kReusePcs];
-    uintptr_t slots[kReusePcs];
-  };
-  StackReuse reuse[kReuseEntries];
-  unsigned reuse_next = 0;  // the entry a new site replaces (round robin)
-  uint64_t stack_unwinds = 0;  // owner-written; tests and the benchmark read them when it is idle
+  StackReuseTable* reuse = nullptr;  // this ring's table (owner-only; cleared at each claim)
+  uint64_t stack_unwinds = 0;        // owner-written; tests read them when the owner is idle
   uint64_t stack_reuses = 0;
   // Producer-written, writer-read. Cumulative for the slot (never reset).
   alignas(64) std::atomic<uint64_t> dropped{0};
   std::atomic<uint64_t> recorded{0};
+
 };
 
 class RingPool {
  public:
-  // Maps `total_bytes` (plus a few hundred bytes of header per ring) and splits them into rings
+  // Maps `total_bytes` (plus a few hundred bytes of header and a 17 KiB StackReuseTable per ring,
+  // whose pages only a claiming thread touches) and splits them into rings
   // of a power-of-two capacity (at least `min_ring_bytes`, at most 1 MiB; between 1 and 1024
   // rings). Returns false if the mapping failed.
   bool Init(size_t total_bytes, size_t min_ring_bytes = 64 * 1024);

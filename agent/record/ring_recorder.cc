@@ -40,8 +40,9 @@ constexpr uintptr_t kReuseScanBytes = 256 * 1024;
 
 // The entry for `site`, if one still describes a call from it: same site, same limit, every
 // return address still in its slot. nullptr otherwise.
-inline const ThreadRing::StackReuse* FindReusable(const ThreadRing& ring, const CallSite& site, int max_pcs) {
-  for (const ThreadRing::StackReuse& c : ring.reuse) {
+inline const StackReuseTable::Entry* FindReusable(const ThreadRing& ring, const CallSite& site,
+                                                  int max_pcs) {
+  for (const StackReuseTable::Entry& c : ring.reuse->entries) {
     if (c.site_pc != site.pc || c.site_cfa != site.cfa || c.count == 0) continue;
     if (c.max_pcs != max_pcs) return nullptr;
     for (int i = 0; i < c.count; ++i) {
@@ -58,14 +59,15 @@ inline const ThreadRing::StackReuse* FindReusable(const ThreadRing& ring, const 
 // whose return address is not on the stack).
 __attribute__((noinline)) void Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
                                         const CallSite& site) {
-  ThreadRing::StackReuse* entry = nullptr;
-  for (ThreadRing::StackReuse& c : ring->reuse) {
+  StackReuseTable::Entry* entry = nullptr;
+  for (StackReuseTable::Entry& c : ring->reuse->entries) {
     if (c.site_pc == site.pc && c.site_cfa == site.cfa) entry = &c;
   }
-  if (entry == nullptr) entry = &ring->reuse[ring->reuse_next++ % ThreadRing::kReuseEntries];
-  ThreadRing::StackReuse& c = *entry;
+  if (entry == nullptr)
+    entry = &ring->reuse->entries[ring->reuse->next++ % StackReuseTable::kEntries];
+  StackReuseTable::Entry& c = *entry;
   c.count = 0;
-  if (n <= 0 || n > ThreadRing::kReusePcs || pcs[0] != site.pc) return;
+  if (n <= 0 || n > StackReuseTable::kPcs || pcs[0] != site.pc) return;
   const uintptr_t slot0 = site.cfa - sizeof(uint64_t);
   if (ring->stack_high == 0 || slot0 < ring->stack_low || site.cfa > ring->stack_high) return;
   if (*reinterpret_cast<const uint64_t*>(slot0) != pcs[0]) return;
@@ -130,7 +132,8 @@ inline void RingRecorder::Record(const ApiCallEvent& event, bool capture_stack, 
       uint8_t flags = 0;
       if (want_stack) {
         uint64_t* pcs = reinterpret_cast<uint64_t*>(p + kRecordHeaderBytes);
-        const ThreadRing::StackReuse* reuse = site != nullptr ? FindReusable(*ring, *site, max_pcs) : nullptr;
+        const StackReuseTable::Entry* reuse =
+            site != nullptr ? FindReusable(*ring, *site, max_pcs) : nullptr;
         if (reuse != nullptr) {
           n = reuse->count;
           std::memcpy(pcs, reuse->pcs, static_cast<size_t>(n) * sizeof(uint64_t));
@@ -207,7 +210,7 @@ ThreadRing* RingRecorder::ClaimRingUnguarded() {
   if (stacks_->mode() != StackMode::kNone)
     StackCapturer::CurrentThreadStackBounds(&ring->stack_low, &ring->stack_high);
   // A recycled ring: the previous owner's stacks are not this thread's.
-  for (ThreadRing::StackReuse& c : ring->reuse) c.count = 0;
+  for (StackReuseTable::Entry& c : ring->reuse->entries) c.count = 0;
   pool_->Publish(ring);
   if (has_exit_key_) pthread_setspecific(exit_key_, ring);
   slot.ring = ring;
