@@ -38,10 +38,15 @@ constexpr size_t kRecordHeaderBytes = sizeof(RingRecordHeader) + sizeof(ApiCallE
 // How far above the call site's stack pointer a return address is looked for (stack reuse).
 constexpr uintptr_t kReuseScanBytes = 256 * 1024;
 
+// The slot search and check read the thread's own live stack word by word, callers' locals and
+// AddressSanitizer's redzones between them included: uninstrumented (tools/sanitize builds).
+#define GS_READS_WHOLE_STACK __attribute__((no_sanitize_address))
+
 // The entry for `site`, if one still describes a call from it: same site, same limit, every
 // return address still in its slot. nullptr otherwise.
-inline const StackReuseTable::Entry* FindReusable(const ThreadRing& ring, const CallSite& site,
-                                                  int max_pcs) {
+GS_READS_WHOLE_STACK inline const StackReuseTable::Entry* FindReusable(const ThreadRing& ring,
+                                                                       const CallSite& site,
+                                                                       int max_pcs) {
   for (const StackReuseTable::Entry& c : ring.reuse->entries) {
     if (c.site_pc != site.pc || c.site_cfa != site.cfa || c.count == 0) continue;
     if (c.max_pcs != max_pcs) return nullptr;
@@ -57,7 +62,7 @@ inline const StackReuseTable::Entry* FindReusable(const ThreadRing& ring, const 
 // and finds each PC's slot, scanning up from the site's stack pointer inside the thread's stack.
 // Leaves nothing to reuse if the stack does not start at the site, or a PC is not found (a frame
 // whose return address is not on the stack).
-__attribute__((noinline)) void Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
+GS_READS_WHOLE_STACK __attribute__((noinline)) void Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
                                         const CallSite& site) {
   StackReuseTable::Entry* entry = nullptr;
   for (StackReuseTable::Entry& c : ring->reuse->entries) {
