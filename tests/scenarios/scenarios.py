@@ -66,9 +66,21 @@ SCENARIOS = {
     # Worker PROCESSES through a multiprocessing.Queue: the training thread blocks in queue.get
     # reading the queue's pipe, which the kernel shows as an I/O wait (not a lock wait, as a
     # queue.Queue's condition variable is). Each wait is ~20 ms (2 workers x 40 ms), so 100 Hz
-    # sampling lands ~2 samples in every one of them.
+    # sampling lands ~2 samples in every one of them. No state check here: the two workers
+    # compute, and on a 2-core machine under other load they starve the sampler thread of CPU
+    # (measured: up to 20% of the host work unsampled, charged to the next call's stack).
     "data_starved_workers": dict(cause="host_work", planted=["get_batch_from_workers"],
-                                 attribution="samples", state="io_wait"),
+                                 attribution="samples"),
+    # A variant: the same loop, its workers sleeping instead of computing (--wait sleep), so the
+    # check is of the training thread's blocked queue.get, not of CPU contention: the host work
+    # is io_wait. The workers are forked before the first CUDA call (--start-workers
+    # before-cuda): forked inside the steady window, a fork can wait ~0.25 s in the agent's fork
+    # handler for the writer's lock on a loaded machine (measured: 27% of a run's idle, on
+    # Popen._launch), idle that is set-up, not the loop's wait.
+    "data_starved_workers_sleep": dict(workload="data_starved_workers",
+                                       args=["--wait", "sleep", "--start-workers", "before-cuda"],
+                                       cause="host_work", planted=["get_batch_from_workers"],
+                                       attribution="samples", state="io_wait"),
     # The loop sleeps 25 ms per step in wait_for_batch (time.sleep): ~2.5 samples per sleep at
     # 100 Hz; the host work is sleep.
     "data_starved_sleep": dict(cause="host_work", planted=["wait_for_batch"],

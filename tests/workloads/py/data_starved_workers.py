@@ -11,6 +11,7 @@ idle time is the training thread waiting on the queue in get_batch_from_workers(
 process records say the workers are CPU-busy (--wait none) or sleeping (sleep, pipe).
 Run: LD_LIBRARY_PATH=<build>/simgpu/lib python3 data_starved_workers.py [--steps N]
      [--workers N] [--work-ms MS] [--start-method fork|spawn|forkserver] [--wait none|sleep|pipe]
+     [--start-workers after-cuda|before-cuda]
 """
 
 import argparse
@@ -88,6 +89,10 @@ def main(argv=None):
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--start-method", choices=["fork", "spawn", "forkserver"], default="fork")
     pre.add_argument("--wait", choices=["none", "sleep", "pipe"], default="none")
+    # before-cuda: the workers are forked before the process's first CUDA call, so no fork falls
+    # inside the device's steady window (a fork there waits for the profiler's locks, if any).
+    pre.add_argument("--start-workers", choices=["after-cuda", "before-cuda"],
+                     default="after-cuda")
     known, rest = pre.parse_known_args(argv)
     args = workload.parse_flags("data_starved_workers.py", __doc__, [
         ("steps", 40, "training steps"),
@@ -99,17 +104,20 @@ def main(argv=None):
     if args.workers < 1:
         raise SystemExit("data_starved_workers.py: --workers must be at least 1")
     nbytes = args.batch_kib * 1024
-    rt = cudart.load()
-    loop = workload.InputFedLoop(rt, args.layers, nbytes)
-
     ctx = multiprocessing.get_context(known.start_method)
     batches = ctx.Queue(maxsize=2 * args.workers)
     stop = ctx.Event()
     procs = [ctx.Process(target=worker_main, name="input-worker-%d" % i, daemon=True,
                          args=(i, args.workers, batches, stop, nbytes, args.work_ms, known.wait))
              for i in range(args.workers)]
-    for p in procs:
-        p.start()
+    if known.start_workers == "before-cuda":
+        for p in procs:
+            p.start()
+    rt = cudart.load()
+    loop = workload.InputFedLoop(rt, args.layers, nbytes)
+    if known.start_workers == "after-cuda":
+        for p in procs:
+            p.start()
     # The first batch also waits for the workers to start (an interpreter each under spawn).
     first = get_batch_from_workers(batches)
 
