@@ -5,13 +5,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace gs::reader {
 
@@ -255,7 +254,10 @@ struct TraceReader::Frame {
   }
 };
 
-// The decode threads: frames go in in file order, Next() waits for the oldest.
+// The decode threads: frames go in in file order, Next() waits for the oldest. absl::Mutex and
+// its conditions rather than std::condition_variable: GCC 12's condition_variable::wait is a
+// GLIBCXX_3.4.30 symbol, above what the wheel's manylinux tag allows for the shared libstdc++
+// gsanalyze links (tools/wheel, cmake/GsPortable.cmake).
 class TraceReader::DecodePool {
  public:
   explicit DecodePool(int threads) {
@@ -263,44 +265,40 @@ class TraceReader::DecodePool {
   }
   ~DecodePool() {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       stop_ = true;
     }
-    work_.notify_all();
     for (std::thread& t : threads_) t.join();
   }
   void Submit(Frame* frame) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      frame->decoded = false;
-      queue_.push_back(frame);
-    }
-    work_.notify_one();
+    absl::MutexLock l(&mu_);
+    frame->decoded = false;
+    queue_.push_back(frame);
   }
   void Wait(const Frame* frame) {
-    std::unique_lock<std::mutex> l(mu_);
-    done_.wait(l, [frame] { return frame->decoded; });
+    absl::MutexLock l(&mu_);
+    mu_.Await(absl::Condition(&IsDecoded, frame));
   }
 
  private:
+  static bool IsDecoded(const Frame* frame) { return frame->decoded; }
+  bool HasWorkOrStop() const { return stop_ || !queue_.empty(); }
+
   void Run() {
-    std::unique_lock<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     while (true) {
-      work_.wait(l, [this] { return stop_ || !queue_.empty(); });
+      mu_.Await(absl::Condition(this, &DecodePool::HasWorkOrStop));
       if (stop_) return;
       Frame* frame = queue_.front();
       queue_.pop_front();
-      l.unlock();
+      mu_.Unlock();
       DecodeFrame(frame);
-      l.lock();
+      mu_.Lock();
       frame->decoded = true;
-      done_.notify_all();
     }
   }
 
-  std::mutex mu_;
-  std::condition_variable work_;
-  std::condition_variable done_;
+  absl::Mutex mu_;
   std::deque<Frame*> queue_;
   bool stop_ = false;
   std::vector<std::thread> threads_;
