@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <algorithm>
 #include <functional>
@@ -20,6 +21,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "agent/core/agent_parts.h"
 #include "analyzer/reader/trace_reader.h"
 
 namespace gs {
@@ -300,6 +302,51 @@ TEST_F(AgentLifecycleTest, ForkedChildWritesItsOwnFileWithoutTheCaptureSource) {
   EXPECT_THAT(b.detail, HasSubstr("forked child"));
   EXPECT_EQ(a.end, pb::END_REASON_EXIT);
   EXPECT_EQ(b.end, pb::END_REASON_EXIT);
+}
+
+// The writer thread holds writer_mu across a whole drain and chunk write (a slow disk, a large
+// library to symbolize: hundreds of milliseconds). Here another thread holds it for a second, as
+// such a writer would: fork() must not wait for it (a DataLoader forks its workers), and the
+// parent's trace goes on once the lock is free.
+TEST_F(AgentLifecycleTest, ForkDoesNotWaitForTheWriterLock) {
+  const ChildResult r = RunChild({}, [] {
+    Recorder* recorder = AgentRecorder();
+    if (recorder == nullptr) return 1;
+    recorder->RecordApiCall(Call(), false, 0);
+    core::AgentParts* parts = core::g_parts.load();
+    if (parts == nullptr) return 2;
+    std::atomic<bool> held{false};
+    std::thread holder([&] {
+      parts->writer_mu.Lock();
+      held.store(true);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      parts->writer_mu.Unlock();
+    });
+    while (!held.load()) std::this_thread::yield();
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t child = fork();
+    if (child == 0) _exit(AgentCurrentState() == AgentState::kDormant ? 0 : 10);
+    const auto fork_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    holder.join();
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 20;
+    // Blocking would take the whole second; a fork on a loaded machine takes milliseconds.
+    if (fork_ms >= 200) {
+      fprintf(stderr, "fork took %lld ms while writer_mu was held\n", static_cast<long long>(fork_ms));
+      return 30;
+    }
+    recorder->RecordApiCall(Call(), false, 0);
+    return 0;
+  });
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text, "");
+  const auto traces = Traces();
+  ASSERT_EQ(traces.size(), 1u);  // the child never recorded
+  const TraceSummary s = Summarize(traces[0]);
+  EXPECT_EQ(s.calls, 2u);  // before and after the fork
+  EXPECT_EQ(s.end, pb::END_REASON_EXIT);
 }
 
 TEST_F(AgentLifecycleTest, BeforeExecEndsTheTrace) {

@@ -10,8 +10,9 @@
 // - Lock order (written below as thread-safety annotations): window_mu (capture windows, end of
 //   recording), then control_mu (CaptureSource calls), then writer_mu (TraceWriter calls). The
 //   writer thread never holds writer_mu while taking control_mu. Fork's prepare takes control_mu
-//   and writer_mu, so the child never inherits a half-written chunk or a CaptureSource call in
-//   progress.
+//   and the fork gate (fork_gate.h: a leaf, held only around short libc/loader calls), not
+//   writer_mu: the writer holds that across whole drains and writes, and the child leaks the
+//   parent's writer anyway (process_hooks.cc).
 #ifndef GPUSTALL_AGENT_CORE_AGENT_PARTS_H_
 #define GPUSTALL_AGENT_CORE_AGENT_PARTS_H_
 

@@ -11,6 +11,7 @@
 #include <atomic>
 
 #include "agent/core/agent_parts.h"
+#include "agent/core/fork_gate.h"
 
 namespace gs {
 namespace core {
@@ -26,28 +27,31 @@ void AtExit() {
   FinishRecording(pb::END_REASON_EXIT, "");
 }
 
-// Fork's prepare takes the capture-source and writer locks (in the lock order), so that the
-// child inherits neither a half-written chunk nor a CaptureSource call in progress.
+// Fork's prepare takes the capture-source lock and the fork gate, so that the child inherits
+// neither a CaptureSource call in progress nor a libc or loader lock that an agent thread held
+// (fork_gate.h). Not writer_mu: the writer thread holds it across a whole drain and flush
+// (symbolizing, compressing, writing the chunk), which can take hundreds of milliseconds, and
+// the child never touches the parent's writer (it leaks the parent's parts, below), so a
+// half-built chunk in its memory is harmless. The fork then waits only for short sections.
 void ForkPrepare() GS_NO_THREAD_SAFETY_ANALYSIS {
   AgentParts* parts = g_parts.load(std::memory_order_acquire);
-  if (parts == nullptr) return;
-  parts->control_mu.Lock();
-  parts->writer_mu.Lock();
+  if (parts != nullptr) parts->control_mu.Lock();
+  g_fork_gate.Lock();
 }
 
 void ForkParent() GS_NO_THREAD_SAFETY_ANALYSIS {
+  g_fork_gate.Unlock();
   AgentParts* parts = g_parts.load(std::memory_order_acquire);
-  if (parts == nullptr) return;
-  parts->writer_mu.Unlock();
-  parts->control_mu.Unlock();
+  if (parts != nullptr) parts->control_mu.Unlock();
 }
 
 void ForkChild() GS_NO_THREAD_SAFETY_ANALYSIS {
   // Only this thread survives; the writer thread and CUPTI's threads are gone. Reset to dormant
-  // and leak the parent's parts: the child writes its own file if it ever records.
+  // and leak the parent's parts: the child writes its own file if it ever records. writer_mu may
+  // be held by the vanished writer thread: it is part of what is leaked, never taken here.
+  g_fork_gate.Unlock();
   AgentParts* parts = g_parts.load(std::memory_order_acquire);
   if (parts != nullptr) {
-    parts->writer_mu.Unlock();
     parts->control_mu.Unlock();
     const int state = g_state.load();
     if (state == static_cast<int>(AgentState::kActive)) {
@@ -92,7 +96,9 @@ void RegisterExitHandlerAfterRuntime() {
     // Activation usually happens just BEFORE the first real CUDA call, so the runtime's own
     // atexit teardown gets registered after ours and would run first. Records drained by the
     // writer mean a CUDA call has completed (the runtime is initialised): registering again now
-    // makes our handler run before the runtime's teardown. AtExit is idempotent.
+    // makes our handler run before the runtime's teardown. AtExit is idempotent. This runs on
+    // the writer thread: atexit takes libc's exit-handler lock, so not across a fork.
+    MutexLock gate(&g_fork_gate);
     atexit(&AtExit);
   }
 }

@@ -6,6 +6,8 @@
 
 #include <atomic>
 
+#include "agent/core/fork_gate.h"
+
 namespace gs {
 
 thread_local FaultScope* tl_fault_scope __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -74,13 +76,19 @@ bool InstallLocked() {
   return ok;
 }
 
+// Holds the fork gate around the spin: a fork while the writer thread reinstalls the guard would
+// leave the child's spin set for good (agent/core/fork_gate.h).
 class SpinGuard {
  public:
-  SpinGuard() {
+  SpinGuard() GS_NO_THREAD_SAFETY_ANALYSIS {
+    g_fork_gate.Lock();
     while (g_install_lock.test_and_set(std::memory_order_acquire)) {
     }
   }
-  ~SpinGuard() { g_install_lock.clear(std::memory_order_release); }
+  ~SpinGuard() GS_NO_THREAD_SAFETY_ANALYSIS {
+    g_install_lock.clear(std::memory_order_release);
+    g_fork_gate.Unlock();
+  }
 };
 
 }  // namespace

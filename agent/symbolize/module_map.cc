@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <climits>
 
+#include "agent/core/fork_gate.h"
+
 namespace gs {
 namespace {
 
@@ -82,7 +84,11 @@ std::vector<const ModuleInfo*> ModuleMap::Refresh() {
     exe_path_ = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "/proc/self/exe";
   }
   Scan scan;
-  dl_iterate_phdr(&Visit, &scan);
+  {
+    // The walk holds the loader's list lock: not across a fork (agent/core/fork_gate.h).
+    MutexLock gate(&g_fork_gate);
+    dl_iterate_phdr(&Visit, &scan);
+  }
   last_adds_ = scan.adds;
   last_subs_ = scan.subs;
   scanned_ = true;
@@ -138,6 +144,7 @@ const ModuleInfo* ModuleMap::Find(uint64_t pc, std::vector<const ModuleInfo*>* d
   // Unknown PC: a late dlopen? dlpi_adds/dlpi_subs tell whether rescanning can help.
   if (scanned_) {
     Scan probe;
+    MutexLock gate(&g_fork_gate);  // the loader's list lock: not across a fork (fork_gate.h)
     dl_iterate_phdr([](dl_phdr_info* info, size_t, void* data) {
       auto* p = static_cast<Scan*>(data);
       p->adds = info->dlpi_adds;
