@@ -24,6 +24,12 @@ bool BucketUnnamed(FrameInfo* f) {
   return true;
 }
 
+// A frame of runpy (the standard library's "<frozen runpy>" since 3.11, ".../runpy.py" before):
+// `python -m pkg.mod` runs the main module's `<module>` under _run_module_as_main <- _run_code.
+bool IsRunpyFrame(const FrameInfo& f) {
+  return IsPythonFrame(f) && (f.file == "<frozen runpy>" || f.file == "runpy.py" || absl::EndsWith(f.file, "/runpy.py"));
+}
+
 }  // namespace
 
 std::vector<FrameInfo> ViewStack(std::vector<FrameInfo> frames) {
@@ -48,6 +54,13 @@ std::vector<FrameInfo> ViewStack(std::vector<FrameInfo> frames) {
     if (unnamed && !out.empty() && out.back().function == f.function && out.back().module == f.module) continue;
     out.push_back(std::move(f));
   }
+  // `python -m`: runpy's frames above the main module's `<module>` are the interpreter's way in,
+  // as Py_RunMain is for a script; the program is rooted at its `<module>` either way. Only when
+  // they are the outermost frames left: runpy.run_path called from the user's code stays.
+  size_t root = out.size();
+  while (root > 0 && IsRunpyFrame(out[root - 1])) --root;
+  if (root < out.size() && root > 0 && IsPythonFrame(out[root - 1]) && out[root - 1].function == "<module>")
+    out.resize(root);
   return out;
 }
 

@@ -14,6 +14,9 @@
 //    Every other native frame stays where it is: a C extension, libjpeg, torch, ctypes, a libc
 //    sleep under the Python frames; the program embedding Python, or a native library's thread
 //    calling into Python (torch's autograd engine), above them.
+//    A program run with `python -m pkg.mod` has runpy's Python frames (_run_module_as_main <-
+//    _run_code, in "<frozen runpy>" or runpy.py) above its `<module>`; when they are the
+//    outermost frames they go too, so that program is rooted at its main module's `<module>`.
 //  * A library without symbols names each frame by its PC ("libjpeg.so.62+0x231e3"): one loop is
 //    as many stacks as PCs sampled. ViewStack names such a frame "libjpeg.so.62+?", and a run of
 //    them in one module (its internal calls) is one frame: one bucket per caller.

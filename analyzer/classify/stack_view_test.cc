@@ -64,6 +64,40 @@ TEST(StackViewTest, BlockedAndRunningSamplesOfOneLineAreOneStack) {
             (Names_{"cpu_work"}));
 }
 
+// `python -m pkg.train`: runpy's frames above the main module's `<module>` go (both the frozen
+// module of 3.11+ and runpy.py of older versions), so the program is rooted at its `<module>` as
+// a script is; runpy called from the program's own code stays where it is.
+TEST(StackViewTest, RunpyFramesAboveTheMainModuleGo) {
+  const std::string mod = "/home/me/pkg/train.py";
+  const std::vector<FrameInfo> frozen = {Native("clock_nanosleep", kLibc),
+                                         Py("load_batch", 26, mod),
+                                         Py("<module>", 77, mod),
+                                         Native("_PyEval_EvalFrameDefault", kPython),
+                                         Py("_run_code", 88, "<frozen runpy>"),
+                                         Py("_run_module_as_main", 198, "<frozen runpy>"),
+                                         Native("Py_RunMain", kPython),
+                                         Native("_start", kPython)};
+  EXPECT_EQ(Names(ViewStack(frozen)), (Names_{"clock_nanosleep", "load_batch", "<module>"}));
+  const std::vector<FrameInfo> source = {Py("load_batch", 26, mod), Py("<module>", 77, mod),
+                                         Py("_run_code", 86, "/usr/lib/python3.10/runpy.py"),
+                                         Py("_run_module_as_main", 196, "/usr/lib/python3.10/runpy.py")};
+  EXPECT_EQ(Names(ViewStack(source)), (Names_{"load_batch", "<module>"}));
+  // The blocked thread unwound only as far as `<module>` is the same stack.
+  EXPECT_EQ(ViewStack(frozen), ViewStack({Native("clock_nanosleep", kLibc), Py("load_batch", 26, mod),
+                                          Py("<module>", 77, mod)}));
+  // runpy.run_path from the program's own code: its frames are between two of the program's.
+  const std::vector<FrameInfo> nested = {Py("<module>", 3, "/home/me/plugin.py"),
+                                         Py("_run_code", 88, "<frozen runpy>"),
+                                         Py("run_path", 287, "<frozen runpy>"),
+                                         Py("load_plugin", 12),
+                                         Py("<module>", 40)};
+  EXPECT_EQ(Names(ViewStack(nested)), Names(nested));
+  // Only runpy's frames (the main module not reached yet): nothing to root them at, they stay.
+  const std::vector<FrameInfo> importing = {Py("_get_module_details", 140, "<frozen runpy>"),
+                                            Py("_run_module_as_main", 189, "<frozen runpy>")};
+  EXPECT_EQ(Names(ViewStack(importing)), Names(importing));
+}
+
 // A Python thread: everything above its outermost Python frame (the interpreter's thread
 // bootstrap, start_thread, clone) goes, so it is rooted at its first Python function.
 TEST(StackViewTest, ThreadStackIsRootedAtItsOutermostPythonFrame) {
