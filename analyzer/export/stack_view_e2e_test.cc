@@ -3,7 +3,8 @@
 // walked through the interpreter from _start and once unwound only as far as `<module>` (a thread
 // blocked in the kernel), at two lines of load_batch; and a C++ program calling through a
 // stripped library whose PCs differ from call to call. The top stacks, the caller -> callee tree
-// and the collapsed (flame graph) export agree: one stack, one root.
+// and the collapsed (flame graph) export agree: one stack, one root; the Chrome export's resume
+// sites are the report's.
 #include <unistd.h>
 
 #include <sstream>
@@ -13,7 +14,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/export/chrome_export.h"
 #include "analyzer/export/collapsed_stacks.h"
+#include "analyzer/json/json_value.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "gtest/gtest.h"
 #include "proto/testing/trace_builder.h"
@@ -166,8 +169,9 @@ TEST(StackViewE2eTest, SummaryStacksAreTheReportsStacks) {
   EXPECT_EQ(s->stacks[0].idle_ns, s->steady_idle_ns);
 }
 
-TEST(StackViewE2eTest, StrippedLibraryIsOneStackPerCaller) {
-  const std::string path = TempPath("native.gstrace");
+// The C++ program: its gaps end in copies made through libjpeg, a library without symbols, at
+// a different PC (and call depth) from gap to gap.
+void WriteStrippedLibraryTrace(const std::string& path) {
   const std::string exe = "/home/me/decode";
   auto b = TraceBuilder::Create(path, Header({exe}, exe));
   ASSERT_NE(b, nullptr);
@@ -183,6 +187,11 @@ TEST(StackViewE2eTest, StrippedLibraryIsOneStackPerCaller) {
   stacks.push_back(b->InternStack({copy, b->InternFrame(jpeg, 0x231e3), b->InternFrame(jpeg, 0x20000), decode, main_fn}));
   AddLoop(b.get(), stacks, 8);
   ASSERT_TRUE(b->Finish());
+}
+
+TEST(StackViewE2eTest, StrippedLibraryIsOneStackPerCaller) {
+  const std::string path = TempPath("native.gstrace");
+  WriteStrippedLibraryTrace(path);
   absl::StatusOr<Analysis> a = AnalyzeTraces({path}, AllStacksOptions());
   ASSERT_TRUE(a.ok()) << a.status();
   unlink(path.c_str());
@@ -191,6 +200,34 @@ TEST(StackViewE2eTest, StrippedLibraryIsOneStackPerCaller) {
   EXPECT_EQ(a->top_stacks[0].frames[1].function, "libjpeg.so.62+?");
   EXPECT_EQ(a->top_stacks[0].frames[2].function, "decode_batch");
   EXPECT_EQ(Collapsed(*a).size(), 1u);
+}
+
+// `export --chrome` names each idle interval's resume site as the report names its resume sites:
+// the stripped library's frame is "libjpeg.so.62+?", not the PC of that one call.
+TEST(StackViewE2eTest, ChromeResumeSiteIsTheReportsSite) {
+  const std::string path = TempPath("chrome.gstrace");
+  WriteStrippedLibraryTrace(path);
+  absl::StatusOr<Analysis> a = AnalyzeTraces({path});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->intervals.resume_sites.size(), 1u);
+  const std::string site = a->intervals.resume_sites[0].frame.function;
+  EXPECT_EQ(site, "libjpeg.so.62+?");
+  std::ostringstream out;
+  absl::StatusOr<ChromeExportStats> stats = ExportChromeTrace(path, &out);
+  unlink(path.c_str());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  absl::StatusOr<Json> root = Json::Parse(out.str());
+  ASSERT_TRUE(root.ok()) << root.status();
+  uint64_t idle = 0;
+  for (const Json& e : (*root)["traceEvents"].items()) {
+    if (e["ph"].as_string() != "X" || e["pid"].as_int() != GpuPid(0) || e["tid"].as_int() != kIdleTid) continue;
+    ++idle;
+    ASSERT_TRUE(e["args"].Has("resume_site")) << e.Dump(0);
+    EXPECT_EQ(e["args"]["resume_site"].as_string(), site) << e.Dump(0);
+    EXPECT_EQ(e["args"]["resume_call"].as_string(), "cudaMemcpyAsync");
+  }
+  EXPECT_EQ(idle, a->devices[0].idle_intervals);
+  EXPECT_GT(idle, 0u);
 }
 
 }  // namespace

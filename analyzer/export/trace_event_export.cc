@@ -12,6 +12,7 @@
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/classify/site_frame.h"
+#include "analyzer/classify/stack_view.h"
 #include "analyzer/export/chrome_trace_writer.h"
 #include "analyzer/export/export_marker.h"
 #include "analyzer/export/imported_trace_export.h"
@@ -178,12 +179,14 @@ std::string IdleArgs(const IntervalVerdict& v, const TraceTables& tables, const 
   }
   args += "}";
   if (v.has_resume) {
-    FrameInfo f = SiteFrame(tables.ResolveStack(v.resume->stack));
+    // Named as the report names its resume sites: the site frame of the stack as reports show it
+    // (stack_view.h), so a stripped library's frame reads "libjpeg.so.62+?" in both.
+    FrameInfo f = SiteFrame(ViewStack(tables.ResolveStack(v.resume->stack)));
     absl::StrAppend(&args, ",\"resume_call\":", JsonQuote(tables.FunctionName(v.resume->function)));
     if (!f.function.empty()) absl::StrAppend(&args, ",\"resume_site\":", JsonQuote(f.function));
   }
   if (v.after_sync && v.has_preceding) {
-    FrameInfo f = SiteFrame(tables.ResolveStack(v.preceding->stack));
+    FrameInfo f = SiteFrame(ViewStack(tables.ResolveStack(v.preceding->stack)));
     std::string site = tables.FunctionName(v.preceding->function);
     if (!f.function.empty()) absl::StrAppend(&site, " at ", f.function);
     if (!f.file.empty()) absl::StrAppend(&site, " (", f.file, ":", f.line, ")");
