@@ -476,19 +476,24 @@ class KinetoTrace::Parser {
                             Correlation(ev_.correlation)});
         break;
       }
-      case Cat::kHost:
+      case Cat::kHost: {
         ++t.counts_.host_ranges;
+        bool numbered_step = false;
         if (absl::StartsWith(ev_.name, "ProfilerStep#")) {
           ++t.counts_.steps;
           // The step window (accounting/profiler_steps.h) needs the number and the host range.
           int64_t number = 0;
-          if (absl::SimpleAtoi(absl::string_view(ev_.name).substr(13), &number))
-            t.info_.profiler_steps.push_back({number, start, end});
+          numbered_step = absl::SimpleAtoi(absl::string_view(ev_.name).substr(13), &number);
+          if (numbered_step) t.info_.profiler_steps.push_back({number, start, end});
         }
         if (absl::EqualsIgnoreCase(ev_.cat, "python_function")) t.info_.python_stacks = true;
         if (host_pid_ == 0 && ev_.pid_num) absl::SimpleAtoi(ev_.pid, &host_pid_);
-        t.ranges_.push_back({start, end, ThreadId(ev_.tid, ev_.tid_num), Frame(ev_.name)});
+        // Every step is one frame, "ProfilerStep#*": the same loop under ProfilerStep#5 and #6 is
+        // one stack (stacks aggregate by function); each step's own figures are the per-step rows.
+        t.ranges_.push_back({start, end, ThreadId(ev_.tid, ev_.tid_num),
+                             Frame(numbered_step ? std::string("ProfilerStep#*") : ev_.name)});
         break;
+      }
       default:
         break;
     }

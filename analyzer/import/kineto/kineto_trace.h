@@ -14,7 +14,8 @@
 //                                       direction, bytes, stream and device from the device
 //                                       work with the same correlation id (a synchronisation's
 //                                       stream and device from its cuda_sync record)
-//   Operator / cpu_op, user_annotation, python_function (incl. ProfilerStep#N)
+//   Operator / cpu_op, user_annotation, python_function (incl. ProfilerStep#N, whose frame is
+//                                       "ProfilerStep#*": one stack for every step's same code)
 //                                       the host "stack": their nesting on the calling thread.
 //                                       Each runtime call carries the stack open at its start,
 //                                       and samples at every change of the nesting let host work
