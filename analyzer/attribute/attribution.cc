@@ -110,15 +110,7 @@ std::vector<FrameInfo> IdleAttribution::StackFrames(uint32_t stack) const {
   return ViewStack(tables_.ResolveStack(stack));
 }
 
-std::vector<FrameInfo> IdleAttribution::KeyFrames(uint64_t key) const {
-  if (key == 0) return {FrameInfo{"(no host call recorded)", "", 0, ""}};
-  if (key & kFunctionKeyBit) {
-    return {FrameInfo{absl::StrCat(tables_.FunctionName(static_cast<uint32_t>(key)), " (no stack)"), "", 0, ""}};
-  }
-  std::vector<FrameInfo> frames = StackFrames(static_cast<uint32_t>(key));
-  if (frames.empty()) frames.push_back(FrameInfo{absl::StrCat("stack#", key, " (not in trace)"), "", 0, ""});
-  return frames;
-}
+std::vector<FrameInfo> IdleAttribution::KeyFrames(uint64_t key) const { return ChargeKeyFrames(tables_, key); }
 
 std::string IdleAttribution::Evidence(const IntervalVerdict& v, const ApiCall* resume_call,
                                     const ApiCall* preceding_call) const {

@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "analyzer/classify/gap_classifier.h"
 #include "analyzer/classify/site_frame.h"
 
 namespace gs::analyzer {
@@ -67,6 +68,22 @@ std::vector<FrameInfo> ViewStack(std::vector<FrameInfo> frames) {
 std::string FrameIdentity(const FrameInfo& f) {
   if (f.function.empty()) return absl::StrCat(f.module, "\x1f", f.file, "\x1f", f.line);
   return absl::StrCat(f.module.empty() ? f.file : f.module, "\x1f", f.function);
+}
+
+std::string StackIdentity(const std::vector<FrameInfo>& frames) {
+  std::string identity;
+  for (const FrameInfo& f : frames) absl::StrAppend(&identity, FrameIdentity(f), "\x1e");
+  return identity;
+}
+
+std::vector<FrameInfo> ChargeKeyFrames(const TraceTables& tables, uint64_t key) {
+  if (key == 0) return {FrameInfo{"(no host call recorded)", "", 0, ""}};
+  if (key & kFunctionKeyBit) {
+    return {FrameInfo{absl::StrCat(tables.FunctionName(static_cast<uint32_t>(key)), " (no stack)"), "", 0, ""}};
+  }
+  std::vector<FrameInfo> frames = ViewStack(tables.ResolveStack(static_cast<uint32_t>(key)));
+  if (frames.empty()) frames.push_back(FrameInfo{absl::StrCat("stack#", key, " (not in trace)"), "", 0, ""});
+  return frames;
 }
 
 }  // namespace gs::analyzer

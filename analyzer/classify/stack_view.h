@@ -28,6 +28,7 @@
 #ifndef GPUSTALL_ANALYZER_CLASSIFY_STACK_VIEW_H_
 #define GPUSTALL_ANALYZER_CLASSIFY_STACK_VIEW_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ std::vector<FrameInfo> ViewStack(std::vector<FrameInfo> frames);
 // What frames of one function share, whatever their line: "file\x1ffunction" for Python frames,
 // "module\x1ffunction" for native ones (file, line and PC are detail).
 std::string FrameIdentity(const FrameInfo& frame);
+// A stack's identity: its frames' FrameIdentity in order. Stacks with equal identities are one
+// stack in top stacks, trees and rank summaries.
+std::string StackIdentity(const std::vector<FrameInfo>& frames);
+
+// The frames a charge key (gap_classifier.h's ChargeKey) is shown by: the stack through ViewStack;
+// "(no host call recorded)" for 0, "FUNCTION (no stack)" for a call recorded without a stack, and
+// "stack#N (not in trace)" for a stack id the trace does not hold.
+std::vector<FrameInfo> ChargeKeyFrames(const TraceTables& tables, uint64_t key);
 
 }  // namespace gs::analyzer
 

@@ -27,11 +27,7 @@ std::string LineKey(const std::vector<FrameInfo>& frames) {
 }
 // Stacks aggregate by function (stack_view.h's FrameIdentity): samples of one loop on different
 // lines, or of one Python function at two statements, are one stack; lines are detail.
-std::string StackKey(const std::vector<FrameInfo>& frames) {
-  std::string key;
-  for (const FrameInfo& f : frames) absl::StrAppend(&key, FrameIdentity(f), "\x1e");
-  return key;
-}
+std::string StackKey(const std::vector<FrameInfo>& frames) { return StackIdentity(frames); }
 
 // The stacks merged under one StackKey, and the idle time of each line variant: the stack is
 // shown with the lines of its heaviest variant.

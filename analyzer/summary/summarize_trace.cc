@@ -28,10 +28,8 @@ std::string FrameString(const FrameInfo& f) {
                 : absl::StrCat(f.function, " (", file, ")");
 }
 
-// Frames from the first one outside the runtime/agent (what the reports show as the site), as
-// the reports show a stack (stack_view.h).
-std::vector<FrameInfo> ShownFrames(std::vector<FrameInfo> raw) {
-  std::vector<FrameInfo> frames = ViewStack(std::move(raw));
+// Frames from the first one outside the runtime/agent (what the reports show as the site).
+std::vector<FrameInfo> SiteOnward(std::vector<FrameInfo> frames) {
   frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(SiteFrameIndex(frames)));
   if (frames.size() > kMaxFrames) frames.resize(kMaxFrames);
   return frames;
@@ -196,16 +194,8 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     }
   }
 
-  auto frames_of = [&](uint64_t key) {
-    if (key == 0) return std::vector<FrameInfo>{FrameInfo{"(no host call recorded)", "", 0, ""}};
-    if (key & kFunctionKeyBit) {
-      return std::vector<FrameInfo>{
-          FrameInfo{absl::StrCat(tables.FunctionName(static_cast<uint32_t>(key)), " (no stack)"), "", 0, ""}};
-    }
-    std::vector<FrameInfo> f = ShownFrames(tables.ResolveStack(static_cast<uint32_t>(key)));
-    if (f.empty()) f.push_back(FrameInfo{absl::StrCat("stack#", key, " (not in trace)"), "", 0, ""});
-    return f;
-  };
+  // As the report shows a charge key's stack (stack_view.h), from its site frame on.
+  auto frames_of = [&](uint64_t key) { return SiteOnward(ChargeKeyFrames(tables, key)); };
   // Stacks that read as the same functions are one (as in the report's top stacks: stack ids that
   // differ only in interpreter frames, unsymbolised PCs or lines), shown with the lines of the
   // one charged most; its cause is the largest of their summed causes.
@@ -222,9 +212,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   TraceStacks stacks;
   for (const auto& [key, st] : by_key) {
     const std::vector<FrameInfo> frames = frames_of(key);
-    std::string identity;
-    for (const FrameInfo& f : frames) absl::StrAppend(&identity, FrameIdentity(f), "\x1e");
-    Grouped& g = grouped[identity];
+    Grouped& g = grouped[StackIdentity(frames)];
     g.stack.idle_ns += st.idle_ns;
     g.stack.step_host_bound_ns += st.step_host_bound_ns;
     const CauseNs& causes = stack_causes[key];
