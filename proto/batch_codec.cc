@@ -170,6 +170,26 @@ void SampleBatchEncoder::Add(const SampleRecord& r) {
   b->set_count(++count_);
 }
 
+void HostWaitBatchEncoder::Begin(gpustall::trace::HostWaitBatch* batch, uint64_t thread_id,
+                                 uint64_t base_ns) {
+  batch_ = batch;
+  batch_->Clear();
+  batch_->set_thread_id(thread_id);
+  batch_->set_base_ns(base_ns);
+  count_ = 0;
+  prev_start_ = base_ns;
+}
+
+void HostWaitBatchEncoder::Add(const HostWaitRecord& r) {
+  gpustall::trace::HostWaitBatch* b = batch_;
+  b->add_start_delta(Delta(r.start_ns, &prev_start_));
+  Put(b->mutable_duration(), count_, r.end_ns >= r.start_ns ? r.end_ns - r.start_ns : 0);
+  Put(b->mutable_function(), count_, r.function);
+  Put(b->mutable_state(), count_, static_cast<int>(r.state));
+  Put(b->mutable_stack(), count_, r.stack);
+  b->set_count(++count_);
+}
+
 void NvtxRangeBatchEncoder::Begin(gpustall::trace::NvtxRangeBatch* batch, uint64_t thread_id,
                                   uint64_t base_ns) {
   batch_ = batch;
@@ -373,6 +393,34 @@ bool DecodeSampleBatch(const gpustall::trace::SampleBatch& b, std::vector<Sample
     r.stack = stack[i];
     r.cpu = cpu[i];
     r.state = ToEnum(static_cast<uint32_t>(state[i]), gpustall::trace::ThreadState_MAX);
+    out->push_back(r);
+  }
+  return true;
+}
+
+bool DecodeHostWaitBatch(const gpustall::trace::HostWaitBatch& b,
+                         std::vector<HostWaitRecord>* out, std::string* error) {
+  GS_CHECK_TIME_COLUMN(b, start_delta);
+  GS_CHECK_COLUMN(b, duration);
+  GS_CHECK_COLUMN(b, function);
+  GS_CHECK_COLUMN(b, state);
+  GS_CHECK_COLUMN(b, stack);
+  const int n = static_cast<int>(b.count());
+  Column<uint64_t> duration(b.duration());
+  Column<uint32_t> function(b.function());
+  Column<int> state(b.state());
+  Column<uint32_t> stack(b.stack());
+  uint64_t t = b.base_ns();
+  out->reserve(out->size() + static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    t += static_cast<uint64_t>(b.start_delta(i));
+    HostWaitRecord r;
+    r.thread_id = b.thread_id();
+    r.start_ns = t;
+    r.end_ns = t + duration[i];
+    r.function = function[i];
+    r.state = ToEnum(static_cast<uint32_t>(state[i]), gpustall::trace::ThreadState_MAX);
+    r.stack = stack[i];
     out->push_back(r);
   }
   return true;

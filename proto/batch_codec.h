@@ -81,6 +81,18 @@ class SampleBatchEncoder {
   uint64_t prev_time_ = 0;
 };
 
+class HostWaitBatchEncoder {
+ public:
+  void Begin(gpustall::trace::HostWaitBatch* batch, uint64_t thread_id, uint64_t base_ns);
+  void Add(const HostWaitRecord& record);  // record.thread_id is ignored
+  uint32_t count() const { return count_; }
+
+ private:
+  gpustall::trace::HostWaitBatch* batch_ = nullptr;
+  uint32_t count_ = 0;
+  uint64_t prev_start_ = 0;
+};
+
 class NvtxRangeBatchEncoder {
  public:
   void Begin(gpustall::trace::NvtxRangeBatch* batch, uint64_t thread_id, uint64_t base_ns);
@@ -103,6 +115,8 @@ bool DecodeMemoryEventBatch(const gpustall::trace::MemoryEventBatch& batch,
                             std::vector<MemoryEventRecord>* out, std::string* error);
 bool DecodeSampleBatch(const gpustall::trace::SampleBatch& batch, std::vector<SampleRecord>* out,
                        std::string* error);
+bool DecodeHostWaitBatch(const gpustall::trace::HostWaitBatch& batch,
+                         std::vector<HostWaitRecord>* out, std::string* error);
 bool DecodeNvtxRangeBatch(const gpustall::trace::NvtxRangeBatch& batch,
                           std::vector<NvtxRangeRecord>* out, std::string* error);
 

@@ -124,6 +124,37 @@ TEST(BatchCodecTest, RejectsInconsistentColumns) {
   EXPECT_TRUE(acts.empty());
 }
 
+TEST(BatchCodecTest, HostWaitsRoundTripThroughSerialization) {
+  std::vector<HostWaitRecord> in(3);
+  in[0] = {7, 1'000'000, 7'000'000, 4, 11, gpustall::trace::THREAD_STATE_IDLE};
+  in[1] = {7, 8'000'000, 8'250'000, 9, 0, gpustall::trace::THREAD_STATE_IO_WAIT};
+  in[2] = {7, 7'500'000, 9'000'000, 4, 12, gpustall::trace::THREAD_STATE_LOCK_WAIT};  // unsorted start
+  pb::HostWaitBatch batch;
+  HostWaitBatchEncoder encoder;
+  encoder.Begin(&batch, 7, in[0].start_ns);
+  for (const HostWaitRecord& r : in) encoder.Add(r);
+  pb::HostWaitBatch parsed;
+  ASSERT_TRUE(parsed.ParseFromString(batch.SerializeAsString()));
+  std::vector<HostWaitRecord> out;
+  std::string error;
+  ASSERT_TRUE(DecodeHostWaitBatch(parsed, &out, &error)) << error;
+  ASSERT_EQ(out.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(out[i].thread_id, 7u);
+    EXPECT_EQ(out[i].start_ns, in[i].start_ns);
+    EXPECT_EQ(out[i].end_ns, in[i].end_ns);
+    EXPECT_EQ(out[i].function, in[i].function);
+    EXPECT_EQ(out[i].stack, in[i].stack);
+    EXPECT_EQ(out[i].state, in[i].state);
+  }
+  // A state column shorter than the records invalidates the batch.
+  parsed.mutable_state()->RemoveLast();
+  out.clear();
+  EXPECT_FALSE(DecodeHostWaitBatch(parsed, &out, &error));
+  EXPECT_NE(error.find("state"), std::string::npos);
+  EXPECT_TRUE(out.empty());
+}
+
 TEST(BatchCodecTest, ActivitiesRoundTrip) {
   std::mt19937_64 rng(2);
   std::vector<GpuActivityRecord> in;

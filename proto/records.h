@@ -87,6 +87,16 @@ struct SampleRecord {
   ThreadState state = gpustall::trace::THREAD_STATE_UNKNOWN;
 };
 
+// A blocking libc call that blocked long enough to be recorded (HostWaitBatch).
+struct HostWaitRecord {
+  uint64_t thread_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t function = 0;  // InternedString id
+  uint32_t stack = 0;
+  ThreadState state = gpustall::trace::THREAD_STATE_UNKNOWN;
+};
+
 // A closed NVTX range (NvtxRangeBatch).
 struct NvtxRangeRecord {
   uint64_t thread_id = 0;

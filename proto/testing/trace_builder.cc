@@ -262,6 +262,11 @@ void TraceBuilder::AddNvtxRange(const NvtxRangeRecord& r) {
   RecordAdded();
 }
 
+void TraceBuilder::AddHostWait(const HostWaitRecord& r) {
+  EncoderFor(host_waits_, r.thread_id, r.start_ns, [this] { return chunk_.add_host_waits(); }).Add(r);
+  RecordAdded();
+}
+
 void TraceBuilder::SetStats(const pb::Stats& stats) {
   *chunk_.mutable_stats() = stats;
   user_stats_ = true;
@@ -303,6 +308,7 @@ bool TraceBuilder::FlushChunk() {
   api_calls_.clear();
   samples_.clear();
   nvtx_.clear();
+  host_waits_.clear();
   have_activities_ = have_memory_ = false;
   records_in_chunk_ = 0;
   pending_api_calls_ = pending_activities_ = pending_samples_ = 0;

@@ -96,6 +96,7 @@ class TraceBuilder {
   void AddMemoryEvent(const MemoryEventRecord& record);
   void AddSample(const SampleRecord& record);
   void AddNvtxRange(const NvtxRangeRecord& record);
+  void AddHostWait(const HostWaitRecord& record);
   // Low-volume records go into the current chunk.
   void SetStats(const gpustall::trace::Stats& stats);  // replaces auto stats for this chunk
   void AddProcessStats(const gpustall::trace::ProcessStats& stats);
@@ -141,6 +142,7 @@ class TraceBuilder {
   std::vector<PerThread<ApiCallBatchEncoder>> api_calls_;
   std::vector<PerThread<SampleBatchEncoder>> samples_;
   std::vector<PerThread<NvtxRangeBatchEncoder>> nvtx_;
+  std::vector<PerThread<HostWaitBatchEncoder>> host_waits_;
   GpuActivityBatchEncoder activities_;
   bool have_activities_ = false;
   MemoryEventBatchEncoder memory_;
