@@ -194,6 +194,11 @@ absl::Status DumpTrace(const std::string& path, std::ostream& out, ReaderOptions
           << " category=" << r.category << " color=0x" << HexString(r.color)
           << " depth=" << r.depth << " stack=" << Stack(t, r.stack) << "\n";
     }
+    for (const auto& r : ev.host_waits) {
+      out << "wait t=" << r.start_ns << " dur=" << (r.end_ns - r.start_ns) << " tid=" << r.thread_id
+          << " " << Short(pb::ThreadState_Name(r.state), "THREAD_STATE_")
+          << " function=" << Quote(t.string(r.function)) << " stack=" << Stack(t, r.stack) << "\n";
+    }
     for (const auto& p : ev.process_stats) {
       out << "process t=" << p.time_ns() << " pid=" << p.pid() << " role="
           << Short(pb::ProcessRole_Name(p.role()), "PROCESS_ROLE_") << " utime_ns=" << p.utime_ns()

@@ -67,6 +67,7 @@ void ChunkEvents::Clear() {
   memory_events.clear();
   samples.clear();
   nvtx_ranges.clear();
+  host_waits.clear();
   process_stats.clear();
   clock_syncs.clear();
   has_stats = false;
@@ -426,6 +427,11 @@ void TraceReader::DecodeFrame(Frame* frame) {
       bad_batch("NVTX range", i);
     }
   }
+  for (int i = 0; i < chunk.host_waits_size(); ++i) {
+    if (!trace::DecodeHostWaitBatch(chunk.host_waits(i), &events->host_waits, &error)) {
+      bad_batch("host wait", i);
+    }
+  }
 }
 
 absl::StatusOr<bool> TraceReader::Deliver(Frame* frame, ChunkEvents* events) {
@@ -528,6 +534,7 @@ void TraceReader::ApplyChunk(Frame* frame, ChunkEvents* events) {
   std::swap(events->memory_events, frame->events.memory_events);
   std::swap(events->samples, frame->events.samples);
   std::swap(events->nvtx_ranges, frame->events.nvtx_ranges);
+  std::swap(events->host_waits, frame->events.host_waits);
   ++stats_.chunks;
   events->sequence = chunk.sequence();
   events->offset = frame_offset;
@@ -592,6 +599,7 @@ void TraceReader::ApplyChunk(Frame* frame, ChunkEvents* events) {
   stats_.memory_events += events->memory_events.size();
   stats_.samples += events->samples.size();
   stats_.nvtx_ranges += events->nvtx_ranges.size();
+  stats_.host_waits += events->host_waits.size();
 }
 
 }  // namespace gs::reader

@@ -78,6 +78,7 @@ struct ReadStats {
   uint64_t activities = 0;
   uint64_t memory_events = 0;
   uint64_t samples = 0;
+  uint64_t host_waits = 0;
   uint64_t nvtx_ranges = 0;
   uint64_t corrupt_frames = 0;      // frames skipped: bad checksum, undecodable payload
   uint64_t skipped_bytes = 0;       // bytes skipped for damage (incl. garbage between frames)
@@ -98,6 +99,7 @@ struct ChunkEvents {
   std::vector<trace::MemoryEventRecord> memory_events;
   std::vector<trace::SampleRecord> samples;
   std::vector<trace::NvtxRangeRecord> nvtx_ranges;
+  std::vector<trace::HostWaitRecord> host_waits;
   std::vector<gpustall::trace::ProcessStats> process_stats;
   std::vector<gpustall::trace::ClockSync> clock_syncs;
   bool has_stats = false;           // the chunk carried a Stats (also in TraceReader::last_stats)
@@ -106,7 +108,7 @@ struct ChunkEvents {
   void Clear();
   size_t num_records() const {
     return api_calls.size() + activities.size() + memory_events.size() + samples.size() +
-           nvtx_ranges.size();
+           nvtx_ranges.size() + host_waits.size();
   }
 };
 

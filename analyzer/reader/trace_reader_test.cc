@@ -70,6 +70,7 @@ struct Written {
   std::vector<MemoryEventRecord> memory_events;
   std::vector<SampleRecord> samples;
   std::vector<NvtxRangeRecord> nvtx_ranges;
+  std::vector<trace::HostWaitRecord> host_waits;
   uint32_t launch = 0, memcpy = 0, sync = 0;
   uint32_t stack_a = 0, stack_b = 0, kernel_name = 0;
   std::vector<uint64_t> frame_offsets;  // header, chunks..., end
@@ -187,6 +188,14 @@ Written BuildSmallTrace(const std::string& path, uint32_t per_chunk, int deflate
     range.color = 0xff00ff00;
     range.depth = 1;
     w.nvtx_ranges.push_back(range);
+    trace::HostWaitRecord wait;
+    wait.thread_id = 100;
+    wait.start_ns = t - 800'000;
+    wait.end_ns = t - 200'000;
+    wait.function = b->InternString("clock_nanosleep");
+    wait.state = pb::THREAD_STATE_IDLE;
+    wait.stack = w.stack_b;
+    w.host_waits.push_back(wait);
   }
   // Emit in an order that mixes record types within chunks.
   size_t ai = 0, gi = 0;
@@ -196,6 +205,7 @@ Written BuildSmallTrace(const std::string& path, uint32_t per_chunk, int deflate
     b->AddMemoryEvent(w.memory_events[step]);
     b->AddSample(w.samples[step]);
     b->AddNvtxRange(w.nvtx_ranges[step]);
+    b->AddHostWait(w.host_waits[step]);
     if (step == 1) {
       pb::CaptureInfo capture;
       capture.set_mode(pb::CAPTURE_MODE_INTERPOSITION);
@@ -230,6 +240,7 @@ struct ReadBack {
   std::vector<MemoryEventRecord> memory_events;
   std::vector<SampleRecord> samples;
   std::vector<NvtxRangeRecord> nvtx_ranges;
+  std::vector<trace::HostWaitRecord> host_waits;
   std::vector<uint64_t> chunk_offsets;
   std::vector<pb::ProcessStats> process_stats;
   std::vector<pb::ClockSync> clock_syncs;
@@ -248,6 +259,7 @@ ReadBack ReadAll(TraceReader& reader) {
     r.memory_events.insert(r.memory_events.end(), ev.memory_events.begin(), ev.memory_events.end());
     r.samples.insert(r.samples.end(), ev.samples.begin(), ev.samples.end());
     r.nvtx_ranges.insert(r.nvtx_ranges.end(), ev.nvtx_ranges.begin(), ev.nvtx_ranges.end());
+    r.host_waits.insert(r.host_waits.end(), ev.host_waits.begin(), ev.host_waits.end());
     r.process_stats.insert(r.process_stats.end(), ev.process_stats.begin(), ev.process_stats.end());
     r.clock_syncs.insert(r.clock_syncs.end(), ev.clock_syncs.begin(), ev.clock_syncs.end());
   }
@@ -334,6 +346,16 @@ TEST(ReaderTest, RoundTripsEveryRecordType) {
       EXPECT_EQ(r.tables().string(got.nvtx_ranges[i].name), "step " + std::to_string(i));
       EXPECT_EQ(got.nvtx_ranges[i].color, w.nvtx_ranges[i].color);
     }
+    ASSERT_EQ(got.host_waits.size(), w.host_waits.size());
+    for (size_t i = 0; i < w.host_waits.size(); ++i) {
+      EXPECT_EQ(got.host_waits[i].start_ns, w.host_waits[i].start_ns);
+      EXPECT_EQ(got.host_waits[i].end_ns, w.host_waits[i].end_ns);
+      EXPECT_EQ(got.host_waits[i].thread_id, 100u);
+      EXPECT_EQ(r.tables().string(got.host_waits[i].function), "clock_nanosleep");
+      EXPECT_EQ(got.host_waits[i].state, pb::THREAD_STATE_IDLE);
+      EXPECT_EQ(got.host_waits[i].stack, w.stack_b);
+    }
+    EXPECT_EQ(r.stats().host_waits, w.host_waits.size());
     ASSERT_EQ(got.process_stats.size(), 1u);
     EXPECT_EQ(got.process_stats[0].role(), pb::PROCESS_ROLE_DATA_WORKER);
     ASSERT_EQ(got.clock_syncs.size(), 1u);
