@@ -106,7 +106,7 @@ cudaError_t ApiCall::Finish(cudaError_t result, bool set_last_error) {
     rec.domain = 2;
     rec.start_ns = start_ns_;
     rec.end_ns = NowNs();
-    rec.process_id = static_cast<uint32_t>(getpid());
+    rec.process_id = ProcessId();
     rec.thread_id = CurrentTid();
     rec.correlation_id = corr_;
     rec.return_value = static_cast<int32_t>(result);

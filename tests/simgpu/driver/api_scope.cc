@@ -57,7 +57,7 @@ void TruthApiLine(const char* name, uint32_t cbid, int domain, bool nested, uint
                 "\"device\":%d,\"result\":%d}",
                 name, cbid, domain == kDomainDriver ? "driver" : "runtime",
                 nested ? "\"nested\":true," : "", static_cast<unsigned long long>(start_ns),
-                static_cast<unsigned long long>(end_ns), corr, static_cast<int>(getpid()),
+                static_cast<unsigned long long>(end_ns), corr, static_cast<int>(ProcessId()),
                 CurrentTid(), device, result);
   TruthAppend(line);
 }
@@ -117,7 +117,7 @@ int DriverCall::Finish(int result) {
     rec.domain = kDomainDriver;
     rec.start_ns = start_ns_;
     rec.end_ns = end_ns;
-    rec.process_id = static_cast<uint32_t>(getpid());
+    rec.process_id = ProcessId();
     rec.thread_id = CurrentTid();
     rec.correlation_id = corr_;
     rec.return_value = result;

@@ -1,8 +1,10 @@
 // config.cc — the clock and the environment variables of the model (documented in README.md).
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -39,6 +41,26 @@ void WaitUntilNs(uint64_t t) {
 uint32_t CurrentTid() {
   static thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
   return tid;
+}
+
+namespace {
+
+std::atomic<uint32_t> g_pid{0};
+
+void RefreshProcessIdInChild() { g_pid.store(static_cast<uint32_t>(getpid()), std::memory_order_relaxed); }
+
+}  // namespace
+
+uint32_t ProcessId() {
+  uint32_t pid = g_pid.load(std::memory_order_relaxed);
+  if (__builtin_expect(pid != 0, 1)) return pid;
+  // First call: register the child handler once, then cache. Two threads racing here both store
+  // the same value and register once (the static's initialisation is thread-safe).
+  static const int registered = pthread_atfork(nullptr, nullptr, &RefreshProcessIdInChild);
+  (void)registered;
+  pid = static_cast<uint32_t>(getpid());
+  g_pid.store(pid, std::memory_order_relaxed);
+  return pid;
 }
 
 namespace {

@@ -28,7 +28,7 @@ std::thread::id g_init_thread;
 pid_t g_init_pid = 0;
 
 void AtExit() {
-  if (getpid() != g_init_pid) return;
+  if (static_cast<pid_t>(ProcessId()) != g_init_pid) return;
   TimelineDrainAtExit();
   TruthFlush();
 }
@@ -52,7 +52,7 @@ cudaError_t EnsureInitialized() {
   {
     std::unique_lock<std::mutex> lock(g_init_mu);
     if (g_state == InitState::kDone) {
-      return getpid() == g_init_pid ? cudaSuccess : cudaErrorInitializationError;
+      return static_cast<pid_t>(ProcessId()) == g_init_pid ? cudaSuccess : cudaErrorInitializationError;
     }
     // The injection library may call back into CUDA from InitializeInjection on this thread:
     // let it through (devices exist by then) instead of deadlocking.
@@ -66,7 +66,7 @@ cudaError_t EnsureInitialized() {
       std::lock_guard<std::mutex> lock(g_init_mu);
       g_state = InitState::kRunning;
       g_init_thread = std::this_thread::get_id();
-      g_init_pid = getpid();
+      g_init_pid = static_cast<pid_t>(ProcessId());
     }
     const Config& c = GetConfig();
     if (!c.truth_path.empty()) TruthOpen(c.truth_path);
@@ -76,14 +76,14 @@ cudaError_t EnsureInitialized() {
     std::lock_guard<std::mutex> lock(g_init_mu);
     g_state = InitState::kDone;
   });
-  return getpid() == g_init_pid ? cudaSuccess : cudaErrorInitializationError;
+  return static_cast<pid_t>(ProcessId()) == g_init_pid ? cudaSuccess : cudaErrorInitializationError;
 }
 
 int DeviceCount() { return GetConfig().devices; }
 
 bool DriverInitialized() {
   std::lock_guard<std::mutex> lock(g_init_mu);
-  return g_state != InitState::kNone && getpid() == g_init_pid;
+  return g_state != InitState::kNone && static_cast<pid_t>(ProcessId()) == g_init_pid;
 }
 
 }  // namespace simgpu
