@@ -47,6 +47,10 @@ class FanOutSink final : public RecordSink {
     for (RecordSink* s : observers_) s->OnNvtxRange(range);
     analysis_->OnNvtxRange(range);
   }
+  void OnHostWait(const HostWait& wait) override {
+    for (RecordSink* s : observers_) s->OnHostWait(wait);
+    analysis_->OnHostWait(wait);
+  }
 
  private:
   std::vector<RecordSink*> observers_;

@@ -52,6 +52,12 @@ void TraceAnalyzer::OnNvtxRange(const NvtxRange& range) {
   nvtx_.AddRange(range);  // not See(): ranges before the first CUDA record do not stretch the wall
 }
 
+void TraceAnalyzer::OnHostWait(const HostWait& wait) {
+  ++events_;
+  // Not See(): a program's sleeps before its first CUDA call do not stretch the wall (as NVTX).
+  history_.AddWait(wait);
+}
+
 void TraceAnalyzer::OnActivity(const GpuActivity& a) {
   ++events_;
   if (!IsDeviceWork(a.kind)) return;  // sync/memory records: not device work

@@ -1,7 +1,7 @@
 // trace_analyzer.h — the streaming analysis of one trace: records in (any order within the sort
 // window), a TraceResult out.
 //
-// Pipeline per record: API calls and samples go into the HostHistory (timeline/); device work
+// Pipeline per record: API calls, samples and host waits go into the HostHistory (timeline/); device work
 // goes through the sort window (by start), then into its DeviceTimeline (timeline/); a gap in a
 // device's timeline is classified (GapClassifier, classify/) and its nanoseconds charged to
 // causes, stacks and sites (IdleAttribution, attribute/); copies, memory and NVTX ranges are
@@ -48,6 +48,7 @@ class TraceAnalyzer final : public RecordSink {
   void OnSample(const Sample& sample) override;
   void OnMemoryEvent(const MemoryEvent& event) override;
   void OnNvtxRange(const NvtxRange& range) override;
+  void OnHostWait(const HostWait& wait) override;
   // The trace captured NVTX (TraceInfo::nvtx): keep what per-range accounting needs from the
   // first record on (it starts at the first range otherwise). Call before the first record.
   void ExpectNvtx() { nvtx_.Enable(); }

@@ -21,6 +21,7 @@ IdleAttribution::IdleAttribution(const AnalysisOptions& options, const TraceTabl
 void IdleAttribution::ChargeGap(uint32_t device, const IntervalVerdict& v) {
   for (int i = 0; i < kNumCauses; ++i) causes_[i] += v.by_cause[i];
   for (int i = 0; i < kNumHostStates; ++i) host_states_[i] += v.host_states[i];
+  host_exact_ns_ += v.host_exact_ns;
   ++dominant_[static_cast<int>(v.cause)];
   for (const Charge& c : v.charges) {
     // Consecutive gaps mostly charge the same stacks: a one-entry cache saves the hash lookup
@@ -161,6 +162,7 @@ void IdleAttribution::Finish(TimeNs t0, TraceResult* r) {
   r->causes = causes_;
   r->dominant = dominant_;
   r->host_states = host_states_;
+  r->host_exact_ns = host_exact_ns_;
   r->intervals = intervals_;
   // Idle time charged while NVTX ranges were open moves to the same stack under range frames.
   NvtxAccounting::Result nvtx = nvtx_.Finish(tables_);

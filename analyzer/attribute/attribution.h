@@ -70,6 +70,7 @@ class IdleAttribution {
   CauseNs causes_{};
   std::array<uint64_t, kNumCauses> dominant_{};
   std::array<TimeNs, kNumHostStates> host_states_{};
+  TimeNs host_exact_ns_ = 0;
   IntervalSummary intervals_;
   absl::flat_hash_map<uint64_t, CauseNs> charges_;
   std::array<absl::flat_hash_map<uint64_t, TimeNs>, kNumHostStates> state_charges_;  // host work

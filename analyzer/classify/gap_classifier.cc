@@ -26,6 +26,27 @@ bool SameCall(const ApiCall& a, const ApiCall& b) {
   return a.enter_ns == b.enter_ns && a.correlation == b.correlation && a.thread == b.thread;
 }
 
+// What a recorded wait says the thread was doing (the agent records IDLE, LOCK_WAIT, IO_WAIT);
+// a wait without a state still blocked, measured: `other`, never `unsampled`.
+HostState WaitState(const HostWait& w) {
+  const HostState s = HostStateFromThreadState(w.state);
+  return s == HostState::kUnsampled ? HostState::kOther : s;
+}
+
+// True when `t` lies inside one of `waits` (ordered by start). `*cursor` only moves forward:
+// successive queries must not go back in time. It stops at the first wait that ends after t; a
+// wait holding t is that one (the ones before it ended by t, the ones after start no earlier).
+inline bool InsideWait(const RingDeque<HostWait>& waits, size_t* cursor, TimeNs t) {
+  while (*cursor < waits.size() && waits[*cursor].end_ns <= t) ++*cursor;
+  return *cursor < waits.size() && waits[*cursor].start_ns <= t;
+}
+
+bool InsideAnyWait(const RingDeque<HostWait>& waits, TimeNs t) {
+  for (size_t k = 0; k < waits.size() && waits[k].start_ns <= t; ++k)
+    if (t < waits[k].end_ns) return true;
+  return false;
+}
+
 }  // namespace
 
 inline void GapClassifier::Add(IntervalVerdict* v, Cause cause, TimeNs ns, uint64_t key, HostState state) const {
@@ -45,24 +66,60 @@ inline void GapClassifier::Add(IntervalVerdict* v, Cause cause, TimeNs ns, uint6
   }
 }
 
+inline void GapClassifier::AddHost(IntervalVerdict* v, TimeNs ns, uint64_t key, HostState state) const {
+  if (ns <= 0) return;
+  Add(v, Cause::kHostWork, ns, key, state);
+  v->host_states[static_cast<int>(state)] += ns;
+}
+
+inline void GapClassifier::HostPiece(IntervalVerdict* v, TimeNs from, TimeNs to, uint64_t key, HostState state,
+                                     const RingDeque<HostWait>* waits, size_t* j, uint64_t next_key) const {
+  if (waits != nullptr) {
+    while (from < to) {
+      // The first wait (by start) that ends after `from`: it covers `from` if it started by then
+      // (waits that overlap each other count once, the earlier-started first).
+      while (*j < waits->size() && (*waits)[*j].end_ns <= from) ++*j;
+      if (*j == waits->size() || (*waits)[*j].start_ns >= to) break;
+      const HostWait& w = (*waits)[*j];
+      if (w.start_ns > from) {
+        AddHost(v, w.start_ns - from, key, state);
+        from = w.start_ns;
+      }
+      const TimeNs e = std::min(w.end_ns, to);
+      AddHost(v, e - from, w.stack ? w.stack : next_key, WaitState(w));
+      v->host_exact_ns += e - from;
+      from = e;
+    }
+  }
+  AddHost(v, to - from, key, state);
+}
+
 inline void GapClassifier::HostSegment(IntervalVerdict* v, TimeNs a, TimeNs b, const ApiCall* prev,
                                 const ApiCall& next, const ThreadHistory* thread) const {
   if (b <= a) return;
+  const uint64_t next_key = ChargeKey(next);
   if (prev != nullptr && IsEnqueue(prev->api_class) && IsEnqueue(next.api_class) &&
       next.enter_ns - prev->exit_ns <= options_.back_to_back_max_ns) {
-    Add(v, Cause::kLaunchOverhead, b - a, ChargeKey(next));
+    Add(v, Cause::kLaunchOverhead, b - a, next_key);
     return;
   }
   // [a, b) lies in one stretch of host work: the thread's time outside CUDA calls from `prev`'s
-  // exit to `next`'s entry. Only samples taken in that stretch say what the thread did in it: a
-  // sample taken inside a call (a futex in a blocking copy, a sync's wait) or across a call says
-  // nothing about the host work on either side, so it never counts here. Each sample of the
-  // stretch stands for the time it is the nearest sample of the stretch to: from the midpoint
-  // with the previous one to the midpoint with the next (at most kMaxStandNs/2 each way); the
-  // first and last reach to the stretch's ends. So samples that are not evenly spaced (a running
-  // thread's waits for its signal handler to run, later on a busy machine; a blocked thread's is
-  // taken on time) weigh what they cover, not one each, and a stretch without a sample of its
-  // own is `unsampled`, not charged to the state of a sample taken elsewhere.
+  // exit to `next`'s entry. The thread's recorded waits (blocking libc calls) say exactly what it
+  // did in the part of [a, b) they cover; they are clipped to [a, b), so a wait that began inside
+  // a CUDA call counts from the call's exit (HostPiece). The rest is told by samples: only
+  // samples taken in the stretch and not inside a wait say what the thread did there (a sample
+  // taken inside a call — a futex in a blocking copy, a sync's wait — or across one says nothing
+  // about the host work on either side; one taken inside a wait says nothing the wait does not
+  // say better), so others never count here. Each such sample stands for the time it is the
+  // nearest such sample of the stretch to: from the midpoint with the previous one to the
+  // midpoint with the next (at most kMaxStandNs/2 each way), less the waits in it; the first and
+  // last reach to the stretch's ends. So samples that are not evenly spaced (a running thread's
+  // waits for its signal handler to run, later on a busy machine; a blocked thread's is taken on
+  // time) weigh what they cover, not one each, and time that neither a wait nor a sample of the
+  // stretch covers is `unsampled`, not charged to the state of a sample taken elsewhere.
+  const RingDeque<HostWait>* waits =
+      thread != nullptr && !thread->waits.empty() ? &thread->waits : nullptr;
+  size_t wj = 0;  // HostPiece's wait cursor: pieces come in time order
   if (thread != nullptr && !thread->samples.empty()) {
     constexpr TimeNs kMaxStandNs = 200000000;  // 200 ms: beyond that a neighbour is not one
     const RingDeque<Sample>& s = thread->samples;
@@ -71,39 +128,51 @@ inline void GapClassifier::HostSegment(IntervalVerdict* v, TimeNs a, TimeNs b, c
     const TimeNs s1 = std::max(next.enter_ns, b);
     size_t i = 0;
     while (i < s.size() && s[i].time_ns < a) ++i;  // pruned: the front is near g0
-    if (i > 0 && s[i - 1].time_ns >= s0) --i;       // the stretch's last sample before a reaches into it
+    // The stretch's last sample before a (not taken inside a wait) reaches into it.
+    for (size_t k = i; k > 0 && s[k - 1].time_ns >= s0; --k) {
+      if (waits == nullptr || !InsideAnyWait(*waits, s[k - 1].time_ns)) {
+        i = k - 1;
+        break;
+      }
+    }
+    size_t sc = 0;  // InsideWait's cursor: queried in time order from s[i] on
+    auto counts = [&](size_t k) {
+      return s[k].time_ns < s1 && (waits == nullptr || !InsideWait(*waits, &sc, s[k].time_ns));
+    };
+    while (i < s.size() && s[i].time_ns < s1 && !counts(i)) ++i;
     TimeNs covered_from = a;
     TimeNs charged = 0;
-    for (; i < s.size(); ++i) {
+    bool has_prev = false;
+    TimeNs prev_t = 0;  // the previous sample that counts (in the stretch, not in a wait)
+    while (i < s.size()) {
       const TimeNs t = s[i].time_ns;
       if (t >= s1) break;  // taken inside `next` or after it
+      size_t n = i + 1;  // the next sample that counts, if any
+      while (n < s.size() && s[n].time_ns < s1 && !counts(n)) ++n;
       TimeNs from = t - kMaxStandNs / 2, to = t + kMaxStandNs / 2;
-      if (i > 0 && s[i - 1].time_ns >= s0) from = std::max(from, t - (t - s[i - 1].time_ns) / 2);
-      if (i + 1 < s.size() && s[i + 1].time_ns < s1) to = std::min(to, t + (s[i + 1].time_ns - t) / 2);
+      if (has_prev) from = std::max(from, t - (t - prev_t) / 2);
+      if (n < s.size() && s[n].time_ns < s1) to = std::min(to, t + (s[n].time_ns - t) / 2);
       if (from >= b) break;
+      has_prev = true;
+      prev_t = t;
+      const size_t here = i;
+      i = n;
       from = std::max(from, covered_from);
       to = std::min(to, b);
       if (to <= from) continue;
-      if (from > covered_from) {  // a hole between samples too far apart
-        Add(v, Cause::kHostWork, from - covered_from, ChargeKey(next));
-        v->host_states[static_cast<int>(HostState::kUnsampled)] += from - covered_from;
-      }
-      const HostState state = HostStateFromThreadState(s[i].state);
-      Add(v, Cause::kHostWork, to - from, s[i].stack ? s[i].stack : ChargeKey(next), state);
-      v->host_states[static_cast<int>(state)] += to - from;
+      // A hole between samples too far apart.
+      HostPiece(v, covered_from, from, next_key, HostState::kUnsampled, waits, &wj, next_key);
+      HostPiece(v, from, to, s[here].stack ? s[here].stack : next_key,
+                HostStateFromThreadState(s[here].state), waits, &wj, next_key);
       charged += to - from;
       covered_from = to;
     }
     if (charged > 0) {
-      if (covered_from < b) {
-        Add(v, Cause::kHostWork, b - covered_from, ChargeKey(next));
-        v->host_states[static_cast<int>(HostState::kUnsampled)] += b - covered_from;
-      }
+      HostPiece(v, covered_from, b, next_key, HostState::kUnsampled, waits, &wj, next_key);
       return;
     }
   }
-  Add(v, Cause::kHostWork, b - a, ChargeKey(next));
-  v->host_states[static_cast<int>(HostState::kUnsampled)] += b - a;
+  HostPiece(v, a, b, next_key, HostState::kUnsampled, waits, &wj, next_key);
 }
 
 inline void GapClassifier::InCall(IntervalVerdict* v, TimeNs a, TimeNs b, const ApiCall& call) const {
@@ -123,6 +192,7 @@ void GapClassifier::Classify(TimeNs g0, TimeNs g1, const GpuActivity& resume,
   v->end = g1;
   v->by_cause.fill(0);
   v->host_states.fill(0);
+  v->host_exact_ns = 0;
   v->charges.clear();
   v->has_resume = v->has_preceding = v->after_sync = false;
   v->resume = v->preceding = nullptr;

@@ -258,6 +258,104 @@ TEST(GapClassifierTest, SparseSamplesStandForMoreTime) {
   EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 6 * kMs);
 }
 
+// Recorded waits (blocking libc calls the agent timed exactly): thread states from ThreadState.
+constexpr uint8_t kRunning = 1, kLockWait = 5, kIdle = 7;
+
+TimeNs HostWorkOn(const TraceResult& r, const std::string& leaf) {
+  TimeNs ns = 0;
+  for (const auto& s : r.stacks)
+    if (!s.frames.empty() && s.frames[0].function == leaf) ns += s.by_cause[static_cast<int>(Cause::kHostWork)];
+  return ns;
+}
+
+TEST(GapClassifierTest, WaitIsChargedExactlyAndBorrowsNothing) {
+  // Host work [1 ms, 7 ms) before K2's launch at 7 ms: a nanosleep [1.2 ms, 6.7 ms) (5.5 ms,
+  // recorded) and one sample at 1.1 ms, CPU on decode. The 5.5 ms are sleep on the wait's stack;
+  // the sample stands for the rest only. Before waits, that one sample stood for all 6 ms (CPU).
+  SyntheticTrace t = TwoKernels(7 * kMs);
+  uint32_t sleep = t.Stack({"throttle@loop.cc:7", "train_step", "main"});
+  uint32_t decode = t.Stack({"decode@img.cc:5", "main"});
+  t.AddWait(1, 1200 * kUs, 6700 * kUs, sleep, kIdle);
+  t.AddSample(1, 1100 * kUs, decode, kRunning);
+  TraceResult r = t.Run();
+  EXPECT_EQ(CauseOf(r, Cause::kHostWork), 6 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kSleep)], 5500 * kUs);
+  EXPECT_EQ(r.host_exact_ns, 5500 * kUs);
+  EXPECT_EQ(HostWorkOn(r, "throttle"), 5500 * kUs);
+  // [1, 1.2) and [6.7, 7): the sample's, nothing unsampled, nothing more.
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 500 * kUs);
+  EXPECT_EQ(HostWorkOn(r, "decode"), 500 * kUs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kUnsampled)], 0);
+}
+
+TEST(GapClassifierTest, SampleInsideAWaitStandsForNoTimeOutsideIt) {
+  // Host work [1 ms, 7 ms): a condition-variable wait [1.5 ms, 6.5 ms) with a sample inside it
+  // (lock wait on the waiting code). The wait says what [1.5, 6.5) was; the sample says nothing
+  // about [1, 1.5) or [6.5, 7): those are unsampled, not lock wait.
+  SyntheticTrace t = TwoKernels(7 * kMs);
+  uint32_t queue = t.Stack({"queue_get@q.cc:3", "main"});
+  uint32_t inside = t.Stack({"pthread_cond_wait", "queue_get@q.cc:3", "main"});
+  t.AddWait(1, 1500 * kUs, 6500 * kUs, queue, kLockWait);
+  t.AddSample(1, 4 * kMs, inside, kLockWait);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kLockWait)], 5 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kUnsampled)], 1 * kMs);
+  EXPECT_EQ(HostWorkOn(r, "queue_get"), 5 * kMs);
+  EXPECT_EQ(HostWorkOn(r, "pthread_cond_wait"), 0);
+}
+
+TEST(GapClassifierTest, StretchWithoutWaitOrSampleStaysUnsampled) {
+  // Host work [1 ms, 11 ms) split by a malloc [5 ms, 6 ms): a wait covers [2, 4) of the first
+  // stretch; the second stretch [6, 11) has neither a wait nor a sample: unsampled, and the wait
+  // before the call does not reach across it.
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  t.Call(1, ApiClass::kMalloc, 5 * kMs, 6 * kMs);
+  uint32_t read = t.Stack({"read_file@io.cc:10", "main"});
+  t.AddWait(1, 2 * kMs, 4 * kMs, read, /*IO_WAIT=*/4);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 2 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kUnsampled)], 7 * kMs);  // [1,2) [4,5) [6,11)
+  EXPECT_EQ(CauseOf(r, Cause::kAllocator), 1 * kMs);
+}
+
+TEST(GapClassifierTest, WaitThatStartedInsideACudaCallCountsFromItsExit) {
+  // A blocking D2H copy [20 µs, 3 ms); a poll the driver made inside it was recorded as a wait
+  // [2 ms, 5 ms) on the same thread; K2 at 8 ms. Only [3 ms, 5 ms) of the wait is host work (the
+  // copy's part is the copy's); [5, 8) has no evidence: unsampled.
+  SyntheticTrace t;
+  uint32_t copy = t.Stack({"cudaMemcpy", "read_loss@step.cc:20", "main"});
+  uint32_t poll = t.Stack({"poll", "wait_io@io.cc:8", "main"});
+  t.Launch(1, 0, 5 * kUs, 10 * kUs, 1 * kMs);
+  t.Copy(1, 20 * kUs, 3 * kMs, 2 * kMs, 2050 * kUs, CopyDirection::kDeviceToHost, MemKind::kPinned, 4,
+         /*async=*/false, copy);
+  t.Launch(1, 8 * kMs, 8005 * kUs, 8010 * kUs, 9 * kMs);
+  t.AddWait(1, 2 * kMs, 5 * kMs, poll, /*IO_WAIT=*/4);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kIoWait)], 2 * kMs);
+  EXPECT_EQ(r.host_exact_ns, 2 * kMs);
+  EXPECT_EQ(HostWorkOn(r, "poll"), 2 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kUnsampled)], 3 * kMs);
+  TimeNs host = 0;
+  for (TimeNs ns : r.host_states) host += ns;
+  EXPECT_EQ(host, CauseOf(r, Cause::kHostWork));
+}
+
+TEST(GapClassifierTest, SamplesAroundAWaitStandForTheTimeOutsideIt) {
+  // Host work [1 ms, 11 ms): CPU samples at 2 ms and 9 ms, a sleep [3 ms, 8 ms) between them.
+  // The samples stand for [1, 3) and [8, 11) (their midpoint 5.5 ms lies in the wait), the wait
+  // for its 5 ms; nothing unsampled.
+  SyntheticTrace t = TwoKernels(11 * kMs);
+  uint32_t cpu = t.Stack({"decode@img.cc:5", "main"});
+  uint32_t sleep = t.Stack({"throttle@loop.cc:7", "main"});
+  t.AddSample(1, 2 * kMs, cpu, kRunning);
+  t.AddSample(1, 9 * kMs, cpu, kRunning);
+  t.AddWait(1, 3 * kMs, 8 * kMs, sleep, kIdle);
+  TraceResult r = t.Run();
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kCpu)], 5 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kSleep)], 5 * kMs);
+  EXPECT_EQ(r.host_states[static_cast<int>(HostState::kUnsampled)], 0);
+}
+
 TEST(GapClassifierTest, SubmittingThreadIsTheResumeCallsThread) {
   SyntheticTrace t = TwoKernels(11 * kMs);
   // Another thread is inside cudaMalloc during the gap: it did not submit, so it does not count.

@@ -244,6 +244,17 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
       n.depth = r.depth;
       sink->OnNvtxRange(n);
     }
+    for (const trace::HostWaitRecord& r : ev.host_waits) {
+      if (!Plausible(r.start_ns, r.end_ns)) continue;
+      HostWait w;
+      w.start_ns = static_cast<TimeNs>(r.start_ns);
+      w.end_ns = static_cast<TimeNs>(r.end_ns);
+      w.thread = r.thread_id;
+      w.stack = r.stack;
+      w.function = r.function;
+      w.state = static_cast<uint8_t>(r.state);
+      sink->OnHostWait(w);
+    }
     for (const tr::ProcessStats& p : ev.process_stats) info_.processes.Add(ProcessSampleFromProto(p));
     if (progress_) progress_(reader_->stats().file_bytes);
   }

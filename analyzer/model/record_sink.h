@@ -18,6 +18,8 @@ class RecordSink {
   virtual void OnMemoryEvent(const MemoryEvent& event) = 0;
   // NVTX ranges arrive when they closed (after the records inside them). Default: ignored.
   virtual void OnNvtxRange(const NvtxRange& range) { (void)range; }
+  // Blocking libc calls the agent recorded (types.h HostWait), in file order. Default: ignored.
+  virtual void OnHostWait(const HostWait& wait) { (void)wait; }
 };
 
 }  // namespace gs::analyzer

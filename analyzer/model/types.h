@@ -108,6 +108,20 @@ struct Sample {
   uint8_t state = 0;
 };
 
+// A blocking libc call of one thread (nanosleep, a condition variable or semaphore wait, read,
+// recv, poll, ...) that blocked long enough for the agent to record it: its exact interval, what
+// the thread was doing (`state` mirrors gpustall.trace.ThreadState: IDLE for sleeps, LOCK_WAIT,
+// IO_WAIT) and the caller's stack. Where a sample is a guess about the time around it, a wait is
+// a measurement of its own interval.
+struct HostWait {
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;            // >= start_ns
+  uint64_t thread = 0;          // OS tid
+  uint32_t stack = 0;           // StackTable id; 0: no stack
+  uint32_t function = 0;        // TraceTables string id of the libc function; 0: unknown
+  uint8_t state = 0;
+};
+
 // A closed NVTX range of one thread, push/pop or start/end; a mark has start == end.
 // `name`/`domain` are TraceTables string ids (TraceTables::StringValue); domain 0 is NVTX's default.
 struct NvtxRange {

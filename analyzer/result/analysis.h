@@ -145,7 +145,10 @@ struct Analysis {
   std::vector<DeviceSummary> devices;
   TimeNs steady_idle_ns = 0;      // sum over devices
   std::vector<CauseShare> causes; // every cause, report order; shares sum to 1 when idle > 0
-  std::array<TimeNs, kNumHostStates> host_work_states{};  // host_work split by samples
+  std::array<TimeNs, kNumHostStates> host_work_states{};  // host_work split by waits and samples
+  // The part of host_work whose state a recorded wait measured (the rest of the stated part was
+  // sampled; host_work_states[kUnsampled] neither).
+  TimeNs host_work_exact_ns = 0;
   // The top stacks of each state's host work (idle_ns, share of steady idle; cause kHostWork).
   std::array<std::vector<StackShare>, kNumHostStates> host_state_stacks;
   IntervalSummary intervals;

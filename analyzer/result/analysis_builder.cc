@@ -150,6 +150,7 @@ Analysis AnalysisBuilder::Build() {
       dominant[i] += r.dominant[i];
     }
     for (int i = 0; i < kNumHostStates; ++i) a.host_work_states[i] += r.host_states[i];
+    a.host_work_exact_ns += r.host_exact_ns;
     for (TraceResult::StateStack& s : r.state_stacks) {
       Merged& m = state_stacks[static_cast<int>(s.state)][StackKey(s.frames)];
       m.by_cause[static_cast<int>(Cause::kHostWork)] += s.ns;
@@ -290,9 +291,11 @@ Analysis AnalysisBuilder::Build() {
     a.notes.push_back("the trace has no host API calls: idle time cannot be split by what the host was doing");
   else if (!any_stacks)
     a.notes.push_back("the trace has no stacks: idle time is attributed to API calls, not to code");
-  TimeNs stated = 0;  // host work whose samples had a thread state (a PyTorch profiler trace has none)
+  // Host work whose samples or recorded waits gave a thread state (a PyTorch profiler trace has
+  // neither). A trace without samples but with waits is split where the waits are.
+  TimeNs stated = 0;
   for (int i = 1; i < kNumHostStates; ++i) stated += a.host_work_states[i];
-  if ((!any_samples || stated == 0) && causes[static_cast<int>(Cause::kHostWork)] > 0)
+  if (stated == 0 && causes[static_cast<int>(Cause::kHostWork)] > 0)
     a.notes.push_back(!any_samples  ? "host work is not split into CPU / I/O wait / lock wait / sleep: the trace has no samples"
                       : !any_states ? "host work is not split into CPU / I/O wait / lock wait / sleep: the trace has "
                                       "no thread states"

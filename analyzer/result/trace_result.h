@@ -25,6 +25,7 @@ struct TraceResult {
   CauseNs causes{};
   std::array<uint64_t, kNumCauses> dominant{};     // intervals per largest cause
   std::array<TimeNs, kNumHostStates> host_states{};
+  TimeNs host_exact_ns = 0;            // the part of host_states measured by recorded waits
   IntervalSummary intervals;           // sites unsorted, shares unset
   struct ChargedStack {
     std::vector<FrameInfo> frames;     // leaf first; a pseudo-frame for calls without a stack

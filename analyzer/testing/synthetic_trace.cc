@@ -145,10 +145,21 @@ void SyntheticTrace::AddSample(uint64_t thread, TimeNs t, uint32_t stack, uint8_
   samples_.push_back(Sample{t, thread, stack, state});
 }
 
+void SyntheticTrace::AddWait(uint64_t thread, TimeNs start, TimeNs end, uint32_t stack, uint8_t state) {
+  HostWait w;
+  w.start_ns = start;
+  w.end_ns = end;
+  w.thread = thread;
+  w.stack = stack;
+  w.state = state;
+  waits_.push_back(w);
+}
+
 TraceResult SyntheticTrace::Run(const AnalysisOptions& options) const {
   TraceAnalyzer analyzer(options, tables_);
   for (const ApiCall& c : calls_) analyzer.OnApiCall(c);
   for (const Sample& s : samples_) analyzer.OnSample(s);
+  for (const HostWait& w : waits_) analyzer.OnHostWait(w);
   for (const GpuActivity& a : activities_) analyzer.OnActivity(a);
   return analyzer.Finish(info_);
 }

@@ -42,13 +42,15 @@ class SyntheticTrace {
   // Device work with no host call (correlation 0).
   GpuActivity& Kernel(TimeNs start, TimeNs end, uint32_t device = 0, uint32_t stream = 7);
   void AddSample(uint64_t thread, TimeNs t, uint32_t stack, uint8_t state);
+  // A recorded blocking libc call [start, end) (types.h HostWait).
+  void AddWait(uint64_t thread, TimeNs start, TimeNs end, uint32_t stack, uint8_t state);
 
   std::vector<ApiCall>& calls() { return calls_; }
   std::vector<GpuActivity>& activities() { return activities_; }
   InMemoryTables& tables() { return tables_; }
   TraceInfo& info() { return info_; }
 
-  // Feeds everything (calls and samples first, then activities in the order held — tests
+  // Feeds everything (calls, samples and waits first, then activities in the order held — tests
   // shuffle activities() to check ordering) and returns the trace's result.
   TraceResult Run(const AnalysisOptions& options = AnalysisOptions()) const;
   Analysis Analyze(const AnalysisOptions& options = AnalysisOptions()) const;
@@ -65,6 +67,7 @@ class SyntheticTrace {
   std::vector<ApiCall> calls_;
   std::vector<GpuActivity> activities_;
   std::vector<Sample> samples_;
+  std::vector<HostWait> waits_;
 };
 
 }  // namespace gs::analyzer::testing

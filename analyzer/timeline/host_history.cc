@@ -44,6 +44,16 @@ void HostHistory::AddSample(const Sample& sample) {
   if (samples.size() > max_calls_) samples.pop_front();
 }
 
+void HostHistory::AddWait(const HostWait& wait) {
+  RingDeque<HostWait>& waits = MutableThread(wait.thread).waits;
+  if (waits.empty() || waits.back().start_ns <= wait.start_ns) {
+    waits.push_back(wait);
+  } else {
+    waits.insert_sorted(wait, [](const HostWait& a, const HostWait& b) { return a.start_ns < b.start_ns; });
+  }
+  if (waits.size() > max_calls_) waits.pop_front();
+}
+
 const ApiCall* HostHistory::FindCorrelated(uint32_t correlation) const {
   if (correlation == 0) return nullptr;
   const Slot& slot = ring_[correlation & mask_];
@@ -81,12 +91,18 @@ void Prune(ThreadHistory& h, TimeNs t) {
   while (calls.size() >= 2 && calls[1].exit_ns < t) calls.pop_front();
   // Keep the last sample before t too: it stands for time up to the midpoint with the next one.
   while (h.samples.size() >= 2 && h.samples[1].time_ns < t) h.samples.pop_front();
+  // A wait is needed while a gap may overlap it, and while a kept sample may lie inside it (a
+  // sample taken in a wait never stands for time outside it): the front goes once it ended by
+  // then. (By start order, a long wait at the front holds later ones until it ends.)
+  TimeNs floor = t;
+  if (!h.samples.empty()) floor = std::min(floor, h.samples.front().time_ns);
+  while (!h.waits.empty() && h.waits.front().end_ns <= floor) h.waits.pop_front();
 }
 }  // namespace
 
 size_t HostHistory::retained() const {
   size_t n = 0;
-  for (const auto& [tid, h] : threads_) n += h.calls.size() + h.samples.size();
+  for (const auto& [tid, h] : threads_) n += h.calls.size() + h.samples.size() + h.waits.size();
   return n;
 }
 

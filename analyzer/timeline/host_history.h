@@ -1,10 +1,12 @@
-// host_history.h — the recent host-side past the gap classifier looks at: each thread's API calls
-// and samples in time order, the outstanding calls by correlation id, and the last
-// cudaStreamWaitEvent per stream.
+// host_history.h — the recent host-side past the gap classifier looks at: each thread's API calls,
+// samples and recorded waits (blocking libc calls) in time order, the outstanding calls by
+// correlation id, and the last cudaStreamWaitEvent per stream.
 //
 // Bounded: calls and samples older than the prune point (the earliest device frontier, i.e. the
 // start of any gap still to be classified) are forgotten, keeping one call before it (the
-// "preceding call" of a gap that starts there); correlation entries live in a fixed ring.
+// "preceding call" of a gap that starts there) and one sample (it stands for time after it);
+// waits that ended before both the prune point and the first sample kept (which may lie inside
+// one) likewise; correlation entries live in a fixed ring.
 //
 // Thread safety: none.
 #ifndef GPUSTALL_ANALYZER_TIMELINE_HOST_HISTORY_H_
@@ -22,6 +24,7 @@ namespace gs::analyzer {
 struct ThreadHistory {
   RingDeque<ApiCall> calls;     // ordered by enter_ns
   RingDeque<Sample> samples;    // ordered by time_ns
+  RingDeque<HostWait> waits;    // ordered by start_ns
 };
 
 class HostHistory {
@@ -31,6 +34,7 @@ class HostHistory {
   // Records a call (any order; kept sorted per thread by enter time).
   void AddCall(const ApiCall& call);
   void AddSample(const Sample& sample);
+  void AddWait(const HostWait& wait);
 
   // The call with this correlation id, if still remembered; nullptr otherwise. The pointer is
   // valid until the next AddCall.
@@ -43,13 +47,15 @@ class HostHistory {
   TimeNs LastStreamWaitBefore(uint64_t stream, TimeNs t) const;
 
   // Forgets what no future gap can need: per thread, calls that exited before `t` except the
-  // last of them, and samples before `t` except the last of them (it stands for time after it).
+  // last of them, samples before `t` except the last of them (it stands for time after it), and
+  // waits that ended before `t` and before that sample (which says whether the sample was taken
+  // inside one).
   void PruneBefore(TimeNs t);
   // The same for one thread (cheap enough to call after every gap).
   void PruneThreadBefore(uint64_t tid, TimeNs t);
 
   uint64_t folded_calls() const { return folded_; }
-  // Calls and samples held over all threads (what the bound is about).
+  // Calls, samples and waits held over all threads (what the bound is about).
   size_t retained() const;
   // The thread's history, created if new. Valid until a new thread is added.
   ThreadHistory& MutableThread(uint64_t tid);
