@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "analyzer/classify/site_frame.h"
+#include "analyzer/report/report.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 #include "proto/testing/trace_builder.h"
@@ -175,6 +176,82 @@ TEST(AnalyzeTracesTest, AScriptInsideSitePackagesIsTheUsersCode) {
   // The caller → callee tree starts at the script's <module>, not at _start and the interpreter.
   ASSERT_EQ(an->stack_tree.children.size(), 1u);
   EXPECT_EQ(an->stack_tree.children[0].frame.function, "<module>");
+  unlink(path.c_str());
+}
+
+// A loop that throttles itself: each step sleeps 8 ms in nanosleep (recorded by the agent as a
+// host wait, with the throttle stack), computes 1 ms, then launches a 2 ms kernel. The trace has
+// no samples. The report says the host work is sleep, measured, on throttle's stack; before
+// waits were read it was all unsampled and charged to the launch's stack.
+TEST(AnalyzeTracesTest, RecordedWaitsSayWhatTheHostDidWithoutSamples) {
+  namespace tr = gpustall::trace;
+  const std::string path = TempPath("host_waits.gstrace");
+  tr::TraceHeader h;
+  h.set_pid(9);
+  h.add_command_line("./loop");
+  h.mutable_capture()->set_mode(tr::CAPTURE_MODE_CUPTI);
+  h.mutable_capture()->set_native_stacks(true);
+  h.add_devices()->set_name("Simulated GPU");
+  auto b = gs::trace::testing::TraceBuilder::Create(path, h);
+  ASSERT_NE(b, nullptr);
+  const uint32_t sleep_stack = b->InternStackOfFunctions({"throttle@loop.cc:12", "train_step@loop.cc:30", "main@loop.cc:50"});
+  const uint32_t launch_stack =
+      b->InternStackOfFunctions({"cudaLaunchKernel", "train_step@loop.cc:33", "main@loop.cc:50"});
+  const uint32_t launch_fn = b->InternApiFunction("cudaLaunchKernel", tr::API_CLASS_LAUNCH);
+  const uint32_t nanosleep = b->InternString("nanosleep");
+  b->AddThread(100, "loop", true);
+  constexpr uint64_t kMs = 1'000'000, kUs = 1'000;
+  constexpr int kSteps = 10;
+  uint64_t now = 5'000'000'000;
+  for (uint32_t step = 1; step <= kSteps; ++step) {
+    gs::trace::HostWaitRecord w;
+    w.thread_id = 100;
+    w.start_ns = now;
+    w.end_ns = now + 8 * kMs;
+    w.function = nanosleep;
+    w.stack = sleep_stack;
+    w.state = tr::THREAD_STATE_IDLE;
+    b->AddHostWait(w);
+    now += 9 * kMs;  // 8 ms asleep, 1 ms computing
+    gs::trace::ApiCallRecord c;
+    c.thread_id = 100;
+    c.enter_ns = now;
+    c.exit_ns = now + 10 * kUs;
+    c.function = launch_fn;
+    c.stack = launch_stack;
+    c.correlation_id = step;
+    c.stream = 7;
+    b->AddApiCall(c);
+    gs::trace::GpuActivityRecord a;
+    a.start_ns = now + 20 * kUs;
+    a.end_ns = now + 2 * kMs;
+    a.correlation_id = step;
+    a.kind = tr::ACTIVITY_KIND_KERNEL;
+    a.source = tr::ACTIVITY_SOURCE_CUPTI;
+    a.stream = 7;
+    b->AddActivity(a);
+    now += 2 * kMs;
+  }
+  ASSERT_TRUE(b->Finish());
+  absl::StatusOr<Analysis> an = AnalyzeTraces({path});
+  ASSERT_TRUE(an.ok()) << an.status();
+  // Steady state: kSteps - 1 gaps, each from a kernel's end to the next one's start: the rest
+  // of that launch's step (sleep 8 ms fully inside, then 1 ms of unrecorded compute).
+  const TimeNs host = an->causes[static_cast<int>(Cause::kHostWork)].idle_ns;
+  const TimeNs sleep = an->host_work_states[static_cast<int>(HostState::kSleep)];
+  EXPECT_EQ(sleep, (kSteps - 1) * 8 * TimeNs{kMs});
+  EXPECT_EQ(an->host_work_exact_ns, sleep);
+  EXPECT_EQ(an->host_work_states[static_cast<int>(HostState::kUnsampled)], host - sleep);
+  EXPECT_GT(double(sleep) / host, 0.85);
+  // The top stack is the sleep's, naming the function that slept.
+  ASSERT_FALSE(an->top_stacks.empty());
+  EXPECT_EQ(an->top_stacks[0].frames.at(0).function, "throttle");
+  ASSERT_FALSE(an->host_state_stacks[static_cast<int>(HostState::kSleep)].empty());
+  EXPECT_EQ(an->host_state_stacks[static_cast<int>(HostState::kSleep)][0].frames.at(0).function, "throttle");
+  // No "no samples" note: the waits split the host work.
+  for (const std::string& n : an->notes) EXPECT_EQ(n.find("not split"), std::string::npos) << n;
+  const std::string text = TextReportFormat().Render(*an, ReportOptions());
+  EXPECT_NE(text.find("host work measured: exact (recorded waits)"), std::string::npos) << text;
   unlink(path.c_str());
 }
 

@@ -278,6 +278,7 @@ class JsonFormat final : public ReportFormat {
     for (int i = 0; i < kNumHostStates; ++i)
       states.Set(HostStateName(static_cast<HostState>(i)), a.host_work_states[i]);
     root.Set("host_work_states", std::move(states));
+    root.Set("host_work_exact_ns", a.host_work_exact_ns);
     Json state_stacks = Json::Object();
     for (int i = 0; i < kNumHostStates; ++i) {
       Json list = Json::Array();

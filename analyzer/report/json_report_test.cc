@@ -31,7 +31,8 @@ TEST(JsonReportTest, RoundTripsAndHasTheDocumentedFields) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   const Json& j = *parsed;
   EXPECT_EQ(j["schema_version"].as_int(), 1);
-  for (const char* key : {"losses", "warnings", "traces", "devices", "causes", "intervals", "top_stacks",
+  for (const char* key : {"losses", "warnings", "traces", "devices", "causes", "host_work_states",
+                          "host_work_exact_ns", "intervals", "top_stacks",
                           "stack_tree", "copies", "memory", "recommendations", "notes", "utilization"})
     EXPECT_TRUE(j.Has(key)) << key;
 

@@ -253,7 +253,18 @@ void Causes(const Analysis& a, Writer* w) {
       if (a.host_work_states[i] > 0)
         parts.push_back(absl::StrCat(HostStateName(static_cast<HostState>(i)), " ",
                                      FormatPercent(double(a.host_work_states[i]) / host)));
-    w->Wrap("  host work by thread state (samples): ", absl::StrJoin(parts, ", "), 4);
+    // How much of that is measured, not sampled: only traces with recorded waits have any.
+    const bool waits = a.host_work_exact_ns > 0;
+    w->Wrap(waits ? "  host work by thread state (waits and samples): " : "  host work by thread state (samples): ",
+            absl::StrJoin(parts, ", "), 4);
+    if (waits) {
+      const TimeNs unsampled = a.host_work_states[static_cast<int>(HostState::kUnsampled)];
+      w->Wrap("  host work measured: ",
+              absl::StrCat("exact (recorded waits) ", FormatPercent(double(a.host_work_exact_ns) / host),
+                           ", sampled ", FormatPercent(double(sampled - a.host_work_exact_ns) / host),
+                           ", unsampled ", FormatPercent(double(unsampled) / host)),
+              4);
+    }
     // The stacks under each state (its top few), so that "waiting on I/O" names the read.
     for (int i = 1; i < kNumHostStates; ++i) {
       for (const StackShare& s : a.host_state_stacks[i])
