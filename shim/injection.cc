@@ -19,6 +19,7 @@
 #include "agent/nvtx/nvtx_injection.h"
 #include "agent/cupti/gpu_capture_source.h"
 #include "agent/capture/cuda_api/cuda_api.h"
+#include "shim/host_wait_call.h"
 #include "shim/interposed_call.h"
 
 #define GS_EXPORT extern "C" __attribute__((visibility("default")))
@@ -31,6 +32,12 @@ gs::CaptureSource* MakeSourceForShim(const gs::Config& config) {
   gs::CaptureSource* source = gs::MakeGpuCaptureSource(config);
   gs::shim::g_capture_stacks.store(config.stacks != gs::StackMode::kNone, std::memory_order_relaxed);
   gs::shim::g_capture_source.store(source, std::memory_order_release);
+  // The blocking-call wrappers (host_wait_interposers.cc): settings before the switch.
+  gs::shim::HostWaitSettings& waits = gs::shim::g_host_wait_settings;
+  waits.min_ns.store(static_cast<uint64_t>(config.wait_min_us) * 1000u, std::memory_order_relaxed);
+  waits.any_thread.store(config.sample_all_threads, std::memory_order_relaxed);
+  waits.capture_stacks.store(config.stacks != gs::StackMode::kNone, std::memory_order_relaxed);
+  waits.on.store(config.host_waits, std::memory_order_relaxed);
   return source;
 }
 

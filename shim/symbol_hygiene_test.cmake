@@ -6,7 +6,8 @@ cmake_minimum_required(VERSION 3.22)
 # 2. The library defines no version node of its own (readelf: no .gnu.version_d).
 # 3. NEEDED holds only C-library-level libraries: never libcudart/libcupti (dlopen'ed), never
 #    libstdc++/libgcc_s (linked statically), nor protobuf/abseil/unwind .so files.
-# 4. The export list holds the entry points that matter (so an empty table cannot pass).
+# 4. The export list holds the entry points that matter (so an empty table cannot pass): CUDA
+#    calls from cuda_api.def, blocking libc calls from host_wait.def.
 function(fail msg)
   message(FATAL_ERROR "symbol hygiene: ${msg}")
 endfunction()
@@ -20,7 +21,9 @@ foreach(line IN LISTS map_lines)
 endforeach()
 foreach(required InitializeInjection InitializeInjectionNvtx2 cudaMemcpy cudaMemcpyAsync cudaLaunchKernel __cudaLaunchKernel
                  __cudaLaunchKernel_ptsz cudaMemcpyAsync_ptsz cudaMemcpy_ptds cudaStreamSynchronize
-                 cudaHostAlloc cudaFreeHost)
+                 cudaHostAlloc cudaFreeHost
+                 nanosleep clock_nanosleep pthread_cond_wait pthread_cond_timedwait pthread_cond_clockwait
+                 sem_wait read poll select epoll_wait __read_chk __poll_chk)
   if(NOT required IN_LIST expected)
     fail("${required} is missing from the export list ${MAP}")
   endif()

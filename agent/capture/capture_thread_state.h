@@ -29,7 +29,18 @@ struct CaptureThreadState {
   // Event-pair fallback: the start event slot claimed by BeforeGpuWork, -1 when none. Stored as
   // slot + 1 so that zero-initialised TLS means "none".
   int32_t pending_pair_slot_plus_one;
+  // CUPTI's correlation id of the runtime call this thread is inside, for calls the shim did not
+  // see (Python's ctypes, a statically linked runtime): set at CUPTI's API_ENTER, cleared at its
+  // API_EXIT; 0 outside. The blocking-call wrappers leave waits inside a CUDA call to the API call
+  // record. An id, not a depth: an EXIT missed when a session stops mid-call is repaired by the
+  // thread's next call.
+  uint32_t cupti_call_correlation;
 };
+
+// True while the thread is inside a CUDA call, a wrapper, or the agent's own CUDA work.
+inline bool InsideCudaCall(const CaptureThreadState& state) {
+  return state.interposer_depth != 0 || state.cupti_call_correlation != 0;
+}
 
 // The calling thread's state (zero-initialised on first use).
 CaptureThreadState& ThisThreadCaptureState();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "agent/core/agent_thread.h"
 #include "agent/core/clock.h"
 #include "agent/capture/capture_thread_state.h"
 #include "agent/capture/cuda_runtime_symbols.h"
@@ -85,6 +86,7 @@ bool EventPairTimer::Start(Recorder& recorder) {
 
 void EventPairTimer::PollerLoop() {
   ScopedAgentCudaCall agent_thread;  // every CUDA call of this thread is the agent's own
+  MarkAgentThread();                 // and its sleeps too (agent_thread.h)
   while (!stop_.load(std::memory_order_acquire)) {
     SleepMs(in_flight_.load(std::memory_order_relaxed) > 0 ? 2 : 10);
     Poll(false);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent/control/run_folder.h"
+#include "agent/core/agent_thread.h"
 
 namespace gs {
 namespace control {
@@ -181,6 +182,7 @@ void* ControlListener::ThreadMain(void* self) {
 }
 
 void ControlListener::Run() {
+  MarkAgentThread();  // its polls and reads are not the application's (agent_thread.h)
   uint64_t window_deadline = 0;  // 0: no timed window running
   while (!stopping_.load(std::memory_order_acquire)) {
     int timeout_ms = -1;

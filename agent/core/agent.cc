@@ -190,6 +190,11 @@ Recorder* AgentRecorder() {
   return core::ActivateSlow();
 }
 
+Recorder* AgentRecorderIfActive() {
+  if (g_state.load(std::memory_order_acquire) != static_cast<int>(AgentState::kActive)) return nullptr;
+  return g_parts.load(std::memory_order_relaxed)->recorder;  // published before the state
+}
+
 int AgentInitializeInjection() {
   ErrnoSaver saver;
   AgentRecorder();

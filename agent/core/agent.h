@@ -55,6 +55,11 @@ void AgentSetApiNameFunction(ApiNameFunction names);
 // The returned pointer stays valid for the life of the process (static storage, never freed).
 Recorder* AgentRecorder();
 
+// The recorder while the agent is recording (kActive), else nullptr. Never activates the agent:
+// for the blocking-call wrappers, which a process that never touches CUDA also calls (activation
+// waits for the first CUDA call). One atomic load.
+Recorder* AgentRecorderIfActive();
+
 // For the exported `InitializeInjection` entry point (CUDA_INJECTION64_PATH). Activates the
 // agent if it is not active yet. Returns 1 (success for the driver) in every case: a profiler
 // that cannot start must not stop the application's CUDA initialisation.

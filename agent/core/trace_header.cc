@@ -1,6 +1,7 @@
 // trace_header.cc — see trace_header.h.
 #include "agent/core/trace_header.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdint.h>
 #include <sys/random.h>
@@ -20,6 +21,23 @@ namespace gs {
 namespace core {
 
 namespace pb = gpustall::trace;
+
+namespace {
+
+// Whether the process's blocking libc calls reach this library's wrappers (shim/, host_wait.def):
+// only when LD_PRELOAD put the library ahead of libc. Loaded by CUDA_INJECTION64_PATH alone, it
+// came after the application's references were bound to libc's functions.
+bool HostWaitWrappersInterpose() {
+  void* const nanosleep_in_use = dlsym(RTLD_DEFAULT, "nanosleep");
+  Dl_info in_use, ours;
+  if (nanosleep_in_use == nullptr || dladdr(nanosleep_in_use, &in_use) == 0 ||
+      dladdr(reinterpret_cast<void*>(&HostWaitWrappersInterpose), &ours) == 0) {
+    return false;
+  }
+  return in_use.dli_fbase == ours.dli_fbase;
+}
+
+}  // namespace
 
 pb::TraceHeader BuildTraceHeader(const AgentParts& parts, const std::string& host) {
   pb::TraceHeader h;
@@ -60,6 +78,14 @@ pb::TraceHeader BuildTraceHeader(const AgentParts& parts, const std::string& hos
   capture->set_python_stacks(g_python.enabled());
   // NVTX ranges reach the trace when NVTX was, or will be, injected into this agent.
   capture->set_nvtx(NvtxCaptureExpected());
+  if (parts.config.host_waits) {
+    if (HostWaitWrappersInterpose()) {
+      capture->set_host_waits(true);
+      capture->set_host_wait_min_ns(static_cast<uint64_t>(parts.config.wait_min_us) * 1000u);
+    } else {
+      capture->add_blind_spots("host waits: blocking libc calls are interposed only under LD_PRELOAD");
+    }
+  }
   std::string mode, detail;
   if (parts.recorder->TakeCaptureMode(&mode, &detail)) {
     capture->set_mode(mode.rfind("cupti", 0) == 0           ? pb::CAPTURE_MODE_CUPTI

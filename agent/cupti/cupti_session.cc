@@ -228,8 +228,10 @@ void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_Call
   }
   if (data->callbackSite == CUPTI_API_ENTER) {
     if (data->correlationData != nullptr) *data->correlationData = MonotonicNs();
+    thread.cupti_call_correlation = data->correlationId != 0 ? data->correlationId : 1;
     return;
   }
+  thread.cupti_call_correlation = 0;
   const uint64_t exit_ns = MonotonicNs();
   CudaApi api;
   if (!CudaApiFromCupti(cbid, &api)) return;

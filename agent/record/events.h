@@ -76,6 +76,26 @@ enum ApiFlags : uint8_t {
   kApiFlagPerThreadStream = 1 << 1,  // _ptsz/_ptds variant
 };
 
+// What a thread blocked in, for a HostWaitEvent. Values match the trace's ThreadState
+// (writer/trace_enums.h ties them).
+enum class HostWaitState : uint8_t {
+  kIoWait = 4,    // read, recv, poll, select, epoll on files
+  kLockWait = 5,  // condition variables, semaphores
+  kIdle = 7,      // sleeps (and poll/select on no file)
+};
+
+// One blocking libc call that blocked at least GS_WAIT_MIN_US (shim/host_wait_interposers.cc).
+// 64 bytes like ApiCallEvent, so that both share the ring record layout (ring.h); the stack
+// travels beside it in the ring.
+struct HostWaitEvent {
+  uint64_t enter_ns;   // CLOCK_MONOTONIC, before the real call
+  uint64_t exit_ns;    // after it returned
+  uint16_t function;   // HostWaitFunction (agent/capture/host_wait/host_wait.h)
+  HostWaitState state;
+  uint8_t reserved[45];  // zero; room for later fields (the file descriptor's kind, ...)
+};
+static_assert(sizeof(HostWaitEvent) == 64, "HostWaitEvent is a fixed-size ring record");
+
 enum class ActivityKind : uint8_t {
   kKernel = 1,
   kMemcpy = 2,

@@ -44,6 +44,17 @@ class Recorder {
     RecordApiCall(event, capture_stack, skip_frames + 1);
   }
 
+  // Called by a blocking-call wrapper (shim/host_wait_interposers.cc) on the application thread
+  // after a call that blocked long enough; same stack capture and hot-path promise as
+  // RecordApiCallFrom. `any_thread` false: only a thread that already records CUDA calls (one that
+  // owns a ring) records its waits, so that threads which never touch CUDA (CUPTI's, the driver's,
+  // a library's pool) neither use up the rings nor become sampled; true: every thread. The default
+  // drops the record.
+  virtual void RecordHostWait(const HostWaitEvent& event, bool capture_stack, int skip_frames,
+                              const CallSite& site, bool any_thread) {
+    (void)event, (void)capture_stack, (void)skip_frames, (void)site, (void)any_thread;
+  }
+
   // GPU work and CUPTI records, off the application's hot path (CUPTI's buffer thread, the
   // fallback poller). May take locks; copies activity.name before returning.
   virtual void RecordGpuActivity(const GpuActivityEvent& activity) = 0;

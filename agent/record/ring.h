@@ -26,8 +26,8 @@ namespace gs {
 struct RingRecordHeader {
   uint32_t size;
   uint8_t type;   // RingRecordType
-  uint8_t flags;  // type-specific (RingRecordFlags for API calls)
-  uint16_t count; // type-specific (number of native PCs for API calls)
+  uint8_t flags;  // type-specific (RingRecordFlags for API calls and host waits)
+  uint16_t count; // type-specific (number of native PCs for API calls and host waits)
 };
 static_assert(sizeof(RingRecordHeader) == 8, "ring records are 8-byte aligned");
 
@@ -38,6 +38,8 @@ enum RingRecordType : uint8_t {
   // implied by `size` (size/8 - 9 - count), so a record without Python frames is laid out and
   // sized exactly as before.
   kRingApiCall = 1,
+  // The same layout with a HostWaitEvent (64 bytes) in place of the ApiCallEvent.
+  kRingHostWait = 2,
 };
 enum RingRecordFlags : uint8_t {
   kRingFlagStackTruncated = 1,   // the native stack hit the depth limit

@@ -33,7 +33,11 @@ void OnThreadExit(void* ring) {
   if (ring != nullptr) RingPool::MarkExited(static_cast<ThreadRing*>(ring));
 }
 
-constexpr size_t kRecordHeaderBytes = sizeof(RingRecordHeader) + sizeof(ApiCallEvent);
+// Every record type that carries a stack has a 64-byte event first (ring.h).
+constexpr size_t kEventBytes = 64;
+static_assert(sizeof(ApiCallEvent) == kEventBytes && sizeof(HostWaitEvent) == kEventBytes,
+              "one record layout for every stacked event");
+constexpr size_t kRecordHeaderBytes = sizeof(RingRecordHeader) + kEventBytes;
 
 // How far above the call site's stack pointer a return address is looked for (stack reuse).
 constexpr uintptr_t kReuseScanBytes = 256 * 1024;
@@ -112,13 +116,13 @@ RingRecorder::~RingRecorder() {
   if (has_exit_key_) pthread_key_delete(exit_key_);
 }
 
-inline void RingRecorder::Record(const ApiCallEvent& event, bool capture_stack, int skip_frames,
-                                 const CallSite* site) {
+inline void RingRecorder::Record(RingRecordType type, const void* event, bool capture_stack, int skip_frames,
+                                 const CallSite* site, bool claim_ring) {
   ThreadSlot& slot = t_slot;
   if (slot.busy || !enabled_.load(std::memory_order_relaxed)) return;
   slot.busy = true;
   ThreadRing* ring = slot.ring;
-  if (__builtin_expect(ring == nullptr || slot.generation != generation_, 0)) ring = ClaimRing();
+  if (__builtin_expect(ring == nullptr || slot.generation != generation_, 0)) ring = claim_ring ? ClaimRing() : nullptr;
   if (ring != nullptr) {
     const bool want_stack = capture_stack && stacks_->mode() != StackMode::kNone;
     // A non-Python process pays this one predictable branch (the reader's state is kNotPython).
@@ -132,7 +136,7 @@ inline void RingRecorder::Record(const ApiCallEvent& event, bool capture_stack, 
       // Only this thread writes the counter: a plain increment, published relaxed.
       ring->dropped.store(ring->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     } else {
-      std::memcpy(p + sizeof(RingRecordHeader), &event, sizeof(event));
+      std::memcpy(p + sizeof(RingRecordHeader), event, kEventBytes);
       int n = 0;
       uint8_t flags = 0;
       if (want_stack) {
@@ -171,7 +175,7 @@ inline void RingRecorder::Record(const ApiCallEvent& event, bool capture_stack, 
       }
       auto* header = reinterpret_cast<RingRecordHeader*>(p);
       header->size = static_cast<uint32_t>(kRecordHeaderBytes + static_cast<size_t>(n + py) * sizeof(uint64_t));
-      header->type = kRingApiCall;
+      header->type = type;
       header->flags = flags;
       header->count = static_cast<uint16_t>(n);
       ring->ring.CommitWrite(header->size);
@@ -182,12 +186,17 @@ inline void RingRecorder::Record(const ApiCallEvent& event, bool capture_stack, 
 }
 
 void RingRecorder::RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) {
-  Record(event, capture_stack, skip_frames, nullptr);
+  Record(kRingApiCall, &event, capture_stack, skip_frames, nullptr, true);
 }
 
 void RingRecorder::RecordApiCallFrom(const ApiCallEvent& event, bool capture_stack, int skip_frames,
                                      const CallSite& site) {
-  Record(event, capture_stack, skip_frames, &site);
+  Record(kRingApiCall, &event, capture_stack, skip_frames, &site, true);
+}
+
+void RingRecorder::RecordHostWait(const HostWaitEvent& event, bool capture_stack, int skip_frames,
+                                  const CallSite& site, bool any_thread) {
+  Record(kRingHostWait, &event, capture_stack, skip_frames, &site, any_thread);
 }
 
 __attribute__((noinline)) ThreadRing* RingRecorder::ClaimRing() {
@@ -260,21 +269,6 @@ void RingRecorder::DiscardPending() {
   }
   std::vector<PendingActivity> stale;
   activities_.TakeAll(&stale);
-}
-
-ApiCallView RingRecorder::View(const RingRecordHeader& record) {
-  static_assert(sizeof(PythonFrameRef) == sizeof(uint64_t), "Python frames take one PC slot each");
-  const uint8_t* base = reinterpret_cast<const uint8_t*>(&record);
-  const size_t words = (record.size - kRecordHeaderBytes) / sizeof(uint64_t);
-  const int python_count = words > record.count ? static_cast<int>(words - record.count) : 0;
-  return ApiCallView{reinterpret_cast<const ApiCallEvent*>(base + sizeof(RingRecordHeader)),
-                     reinterpret_cast<const uint64_t*>(base + kRecordHeaderBytes),
-                     record.count,
-                     (record.flags & kRingFlagStackTruncated) != 0,
-                     reinterpret_cast<const PythonFrameRef*>(base + kRecordHeaderBytes +
-                                                             size_t{record.count} * sizeof(uint64_t)),
-                     python_count,
-                     (record.flags & kRingFlagPythonTruncated) != 0};
 }
 
 }  // namespace gs

@@ -1,7 +1,7 @@
 // ring_recorder.h — the agent's Recorder: per-thread rings for API calls (the hot path), an
 // ActivityBuffer for GPU records, and the counters and capture mode the writer reports.
 //
-// Hot path (RecordApiCall), in order: a thread-local reentrancy flag, the thread's ring pointer
+// Hot path (RecordApiCall, RecordHostWait: one body, Record()), in order: a thread-local reentrancy flag, the thread's ring pointer
 // (thread-local, initial-exec TLS: no allocation even when the library was dlopen'ed), a
 // reservation in the ring, one 64-byte copy, the stack captured straight into the ring, then (in
 // a CPython process only: one load of the reader's state otherwise) the thread's Python frames
@@ -46,9 +46,10 @@
 
 namespace gs {
 
-// A decoded API-call ring record (what the writer sees).
-struct ApiCallView {
-  const ApiCallEvent* event;
+// A decoded ring record (what the writer sees): the 64-byte event and the stack captured with it.
+template <typename Event>
+struct RingRecordView {
+  const Event* event;
   const uint64_t* pcs;             // native return addresses, innermost first
   int pc_count;
   bool truncated;                  // native stack cut at the depth limit
@@ -56,6 +57,8 @@ struct ApiCallView {
   int python_count;                // 0: none (not a Python process/thread, or disabled)
   bool python_truncated;
 };
+using ApiCallView = RingRecordView<ApiCallEvent>;    // kRingApiCall
+using HostWaitView = RingRecordView<HostWaitEvent>;  // kRingHostWait
 
 class RingRecorder final : public Recorder {
  public:
@@ -75,6 +78,8 @@ class RingRecorder final : public Recorder {
   void RecordApiCall(const ApiCallEvent& event, bool capture_stack, int skip_frames) override;
   void RecordApiCallFrom(const ApiCallEvent& event, bool capture_stack, int skip_frames,
                          const CallSite& site) override;
+  void RecordHostWait(const HostWaitEvent& event, bool capture_stack, int skip_frames, const CallSite& site,
+                      bool any_thread) override;
   void RecordGpuActivity(const GpuActivityEvent& activity) override;
   void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) override;
   void SetCaptureMode(const char* mode, const char* detail) override;
@@ -101,12 +106,18 @@ class RingRecorder final : public Recorder {
   // frames on top of it (libunwind's per-thread cache is not reentrant). Async-signal-safe.
   static bool CallingThreadInRecord();
   // Decodes a kRingApiCall record in place.
-  static ApiCallView View(const RingRecordHeader& record);
+  static ApiCallView View(const RingRecordHeader& record) { return ViewAs<ApiCallEvent>(record); }
+  // Decodes a kRingHostWait record in place.
+  static HostWaitView ViewHostWait(const RingRecordHeader& record) { return ViewAs<HostWaitEvent>(record); }
 
  private:
-  // The body of both Record* entry points, inlined into each (so skip_frames counts the same).
-  __attribute__((always_inline)) inline void Record(const ApiCallEvent& event, bool capture_stack,
-                                                    int skip_frames, const CallSite* site);
+  template <typename Event>
+  static RingRecordView<Event> ViewAs(const RingRecordHeader& record);
+  // The body of every Record* entry point, inlined into each (so skip_frames counts the same):
+  // `event` is the record's 64-byte event of `type`. `claim_ring` false: a thread without a ring
+  // records nothing (RecordHostWait's any_thread).
+  __attribute__((always_inline)) inline void Record(RingRecordType type, const void* event, bool capture_stack,
+                                                    int skip_frames, const CallSite* site, bool claim_ring);
   ThreadRing* ClaimRing();
   ThreadRing* ClaimRingUnguarded();
 
@@ -125,6 +136,24 @@ class RingRecorder final : public Recorder {
   std::string mode_, detail_;  // guarded by mode_mu_
   bool mode_changed_ = false;  // guarded by mode_mu_
 };
+
+template <typename Event>
+RingRecordView<Event> RingRecorder::ViewAs(const RingRecordHeader& record) {
+  static_assert(sizeof(Event) == 64, "ring records carry a 64-byte event");
+  static_assert(sizeof(PythonFrameRef) == sizeof(uint64_t), "Python frames take one PC slot each");
+  constexpr size_t kHeaderBytes = sizeof(RingRecordHeader) + sizeof(Event);
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(&record);
+  const size_t words = (record.size - kHeaderBytes) / sizeof(uint64_t);
+  const int python_count = words > record.count ? static_cast<int>(words - record.count) : 0;
+  return RingRecordView<Event>{reinterpret_cast<const Event*>(base + sizeof(RingRecordHeader)),
+                               reinterpret_cast<const uint64_t*>(base + kHeaderBytes),
+                               record.count,
+                               (record.flags & kRingFlagStackTruncated) != 0,
+                               reinterpret_cast<const PythonFrameRef*>(base + kHeaderBytes +
+                                                                       size_t{record.count} * sizeof(uint64_t)),
+                               python_count,
+                               (record.flags & kRingFlagPythonTruncated) != 0};
+}
 
 }  // namespace gs
 

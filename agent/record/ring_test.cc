@@ -203,6 +203,56 @@ TEST(RingTest, RecordsEachCallExactlyOnce) {
   EXPECT_EQ(h.DrainAll(), 100u);
 }
 
+HostWaitEvent Wait(uint64_t enter_ns, uint64_t exit_ns) {
+  HostWaitEvent e{};
+  e.enter_ns = enter_ns;
+  e.exit_ns = exit_ns;
+  e.function = 3;
+  e.state = HostWaitState::kLockWait;
+  return e;
+}
+
+// A thread that records no CUDA call (CUPTI's, a library's pool) gets no ring for its waits: it
+// neither takes a ring from the threads that launch nor becomes a sampled thread.
+TEST(RingTest, HostWaitOfAThreadWithoutARingIsNotRecordedUnlessAnyThread) {
+  Harness h(2 * 64 * 1024, StackMode::kNone, 8);
+  std::thread waiter([&] { h.recorder->RecordHostWait(Wait(1, 2), false, 0, CallSite{}, false); });
+  waiter.join();
+  EXPECT_EQ(h.DrainAll(), 0u);
+  EXPECT_EQ(h.TotalDropped(), 0u);  // not a loss: such threads are not recorded
+  std::thread any([&] { h.recorder->RecordHostWait(Wait(1, 2), false, 0, CallSite{}, true); });
+  any.join();
+  EXPECT_EQ(h.DrainAll(), 1u);
+}
+
+TEST(RingTest, HostWaitsShareTheThreadsRingAndStackLayout) {
+  Harness h(64 * 1024, StackMode::kFramePointer, 8);
+  h.recorder->RecordApiCall(Event(1), true, 0);  // the thread now records
+  const CallSite site{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                      reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())};
+  h.recorder->RecordHostWait(Wait(100, 2100000), true, 0, site, false);
+  std::vector<uint8_t> types;
+  HostWaitEvent seen{};
+  int wait_pcs = -1, call_pcs = -1;
+  h.pool.ring(0).ring.Drain([&](const RingRecordHeader& r) {
+    types.push_back(r.type);
+    if (r.type == kRingHostWait) {
+      const HostWaitView v = RingRecorder::ViewHostWait(r);
+      seen = *v.event;
+      wait_pcs = v.pc_count;
+    } else {
+      call_pcs = RingRecorder::View(r).pc_count;
+    }
+  });
+  ASSERT_EQ(types, (std::vector<uint8_t>{kRingApiCall, kRingHostWait}));
+  EXPECT_EQ(seen.enter_ns, 100u);
+  EXPECT_EQ(seen.exit_ns, 2100000u);
+  EXPECT_EQ(seen.function, 3u);
+  EXPECT_EQ(seen.state, HostWaitState::kLockWait);
+  EXPECT_GT(wait_pcs, 0);  // the stack is captured as for an API call
+  EXPECT_GT(call_pcs, 0);
+}
+
 TEST(RingTest, DisabledRecorderRecordsNothing) {
   Harness h(64 * 1024, StackMode::kNone, 8);
   h.recorder->SetEnabled(false);

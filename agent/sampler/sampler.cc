@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "agent/core/agent_thread.h"
 #include "agent/core/clock.h"
 #include "agent/core/log.h"
 #include "proto/batch_codec.h"
@@ -143,6 +144,7 @@ void* Sampler::ThreadMain(void* self) {
 }
 
 void Sampler::Run() {
+  MarkAgentThread();  // its waits and reads are not the application's (agent_thread.h)
   self_tid_ = static_cast<uint64_t>(syscall(SYS_gettid));
   uint64_t next = MonotonicNs() + period_ns_;
   while (true) {

@@ -65,6 +65,17 @@ namespace pb = gpustall::trace;
   PAIR(ActivitySource::kCupti, pb::ACTIVITY_SOURCE_CUPTI)           \
   PAIR(ActivitySource::kEventPair, pb::ACTIVITY_SOURCE_EVENT_PAIR)
 
+// A host wait's state is one of three thread states (events.h HostWaitState).
+#define GS_TRACE_HOST_WAIT_STATES(PAIR, SCHEMA_ONLY)           \
+  SCHEMA_ONLY(pb::THREAD_STATE_UNKNOWN)                        \
+  SCHEMA_ONLY(pb::THREAD_STATE_RUNNING)                        \
+  SCHEMA_ONLY(pb::THREAD_STATE_RUNNABLE)                       \
+  SCHEMA_ONLY(pb::THREAD_STATE_SLEEPING)                       \
+  PAIR(HostWaitState::kIoWait, pb::THREAD_STATE_IO_WAIT)       \
+  PAIR(HostWaitState::kLockWait, pb::THREAD_STATE_LOCK_WAIT)   \
+  SCHEMA_ONLY(pb::THREAD_STATE_IN_CUDA)                        \
+  PAIR(HostWaitState::kIdle, pb::THREAD_STATE_IDLE)
+
 // A missing case in a Tied() switch (an enumerator on one side only) is an error, not a warning.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic error "-Wswitch"
@@ -73,6 +84,7 @@ GS_ENUM_TIE(ApiSource, pb, ApiSource, GS_TRACE_API_SOURCES)
 GS_ENUM_TIE(MemKind, pb, MemKind, GS_TRACE_MEM_KINDS)
 GS_ENUM_TIE(ActivityKind, pb, ActivityKind, GS_TRACE_ACTIVITY_KINDS)
 GS_ENUM_TIE(ActivitySource, pb, ActivitySource, GS_TRACE_ACTIVITY_SOURCES)
+GS_ENUM_TIE(HostWaitState, pb, ThreadState, GS_TRACE_HOST_WAIT_STATES)
 #pragma GCC diagnostic pop
 
 #undef GS_TRACE_API_CLASSES
@@ -80,6 +92,7 @@ GS_ENUM_TIE(ActivitySource, pb, ActivitySource, GS_TRACE_ACTIVITY_SOURCES)
 #undef GS_TRACE_MEM_KINDS
 #undef GS_TRACE_ACTIVITY_KINDS
 #undef GS_TRACE_ACTIVITY_SOURCES
+#undef GS_TRACE_HOST_WAIT_STATES
 
 }  // namespace trace_enums_internal
 
@@ -89,6 +102,7 @@ inline gpustall::trace::MemKind ToTrace(MemKind k) { return static_cast<gpustall
 inline gpustall::trace::ActivityKind ToTrace(ActivityKind k) {
   return static_cast<gpustall::trace::ActivityKind>(k);
 }
+inline gpustall::trace::ThreadState ToTrace(HostWaitState s) { return static_cast<gpustall::trace::ThreadState>(s); }
 inline gpustall::trace::ActivitySource ToTrace(ActivitySource s) {
   return static_cast<gpustall::trace::ActivitySource>(s);
 }

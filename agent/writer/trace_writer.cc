@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "agent/capture/host_wait/host_wait.h"
 #include "agent/core/clock.h"
 #include "agent/writer/trace_enums.h"
 #include "agent/python/fault_guard.h"
@@ -82,7 +83,7 @@ size_t TraceWriter::Drain() {
     modules_scanned_ = true;
     AddModules(modules_.Refresh());
   }
-  const uint64_t before = api_calls_ + activities_count_;
+  const uint64_t before = api_calls_ + activities_count_ + host_waits_;
   RingPool& pool = recorder_->pool();
   uint64_t used = 0;
   for (size_t i = 0; i < pool.ring_count(); ++i) {
@@ -98,7 +99,7 @@ size_t TraceWriter::Drain() {
   DrainActivities();
   size_t others = 0;
   for (ChunkContributor* contributor : contributors_) others += contributor->DrainInto(this);
-  return static_cast<size_t>(api_calls_ + activities_count_ - before) + others;
+  return static_cast<size_t>(api_calls_ + activities_count_ + host_waits_ - before) + others;
 }
 
 void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
@@ -112,8 +113,39 @@ void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
   }
   const uint64_t tid = ring.tid;
   ring.ring.Drain([&](const RingRecordHeader& record) {
-    if (record.type == kRingApiCall) AddApiCall(tid, RingRecorder::View(record));
+    if (record.type == kRingApiCall) {
+      AddApiCall(tid, RingRecorder::View(record));
+    } else if (record.type == kRingHostWait) {
+      AddHostWait(tid, RingRecorder::ViewHostWait(record));
+    }
   });
+}
+
+void TraceWriter::AddHostWait(uint64_t tid, const HostWaitView& wait) {
+  const HostWaitEvent& e = *wait.event;
+  trace::HostWaitRecord r;
+  r.start_ns = e.enter_ns;
+  r.end_ns = e.exit_ns < e.enter_ns ? e.enter_ns : e.exit_ns;
+  // The libc name, interned once per trace.
+  if (e.function >= wait_function_ids_.size()) wait_function_ids_.resize(e.function + 1u, 0);
+  uint32_t& name = wait_function_ids_[e.function];
+  if (name == 0) {
+    const char* known = HostWaitName(e.function);
+    name = InternString(known != nullptr ? known : "wait_" + std::to_string(e.function));
+  }
+  r.function = name;
+  r.state = ToTrace(e.state);
+  // The same interning as an API call's stack: one table, Python frames merged.
+  r.stack = InternStack(StackView{wait.pcs, wait.pc_count, wait.truncated, wait.python, wait.python_count,
+                                   wait.python_truncated});
+  auto [it, inserted] = wait_batch_of_thread_.try_emplace(tid, wait_encoders_.size());
+  if (inserted) {
+    wait_encoders_.emplace_back();
+    wait_encoders_.back().Begin(chunk_.add_host_waits(), tid, r.start_ns);
+  }
+  wait_encoders_[it->second].Add(r);
+  ++host_waits_;
+  ++records_in_chunk_;
 }
 
 void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call) {
@@ -345,6 +377,7 @@ void TraceWriter::FillProcessStats(pb::Stats* stats) {
   stats->set_time_ns(MonotonicNs());
   stats->set_api_calls_recorded(api_calls_);
   stats->set_activities_recorded(activities_count_);
+  stats->set_host_waits_recorded(host_waits_);
   stats->set_ring_dropped(ring_dropped);
   stats->set_cupti_dropped(recorder_->cupti_dropped());
   uint64_t python_dropped = 0;
@@ -382,7 +415,8 @@ bool TraceWriter::FlushChunk() {
   // Nothing new at all (an idle process): skip the chunk; the next one carries the same counters.
   const pb::Stats& s = chunk_.stats();
   const uint64_t signature = s.api_calls_recorded() * 31 + s.activities_recorded() * 17 + s.ring_dropped() * 7 +
-                             s.cupti_dropped() * 5 + s.other_dropped() * 3 + s.memory_used_bytes();
+                             s.cupti_dropped() * 5 + s.other_dropped() * 3 + s.memory_used_bytes() +
+                             s.host_waits_recorded() * 13;
   if (records_in_chunk_ == 0 && !tables_changed_ && signature == last_stats_signature_ && chunks_written_ > 0) {
     chunk_.clear_stats();
     return true;
@@ -394,6 +428,8 @@ bool TraceWriter::FlushChunk() {
   chunk_.Clear();  // keeps the repeated fields' capacity: steady state does not allocate
   batch_of_thread_.clear();
   api_encoders_.clear();
+  wait_batch_of_thread_.clear();
+  wait_encoders_.clear();
   activity_batch_open_ = false;
   records_in_chunk_ = 0;
   tables_changed_ = false;

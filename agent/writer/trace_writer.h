@@ -1,7 +1,7 @@
 // trace_writer.h — turns what the recorder buffered into .gstrace frames (writer thread).
 //
 // Drain() empties every thread's ring and the GPU activity buffer into the pending Chunk:
-// API calls become per-thread columnar batches, PCs become interned frames and stacks (new frames
+// API calls and host waits become per-thread columnar batches, PCs become interned frames and stacks (new frames
 // are attributed to modules and symbolised right here, once per distinct PC; a record's Python
 // frames replace the _PyEval_EvalFrameDefault frames they ran in, py-spy --native style, and
 // become FRAME_KIND_PYTHON frames, once per distinct (code, instruction)), API ids become
@@ -73,6 +73,7 @@ class TraceWriter final : private ChunkBuilder {
  private:
   void DrainRing(size_t index, ThreadRing& ring);
   void AddApiCall(uint64_t tid, const ApiCallView& call);
+  void AddHostWait(uint64_t tid, const HostWaitView& wait);
   void DrainActivities();
   // --- ChunkBuilder (for contributors) ---
   gpustall::trace::Chunk* chunk() override { return &chunk_; }
@@ -103,6 +104,9 @@ class TraceWriter final : private ChunkBuilder {
   bool tables_changed_ = false;
   std::unordered_map<uint64_t, size_t> batch_of_thread_;  // tid -> index in api_encoders_
   std::vector<trace::ApiCallBatchEncoder> api_encoders_;
+  std::unordered_map<uint64_t, size_t> wait_batch_of_thread_;  // tid -> index in wait_encoders_
+  std::vector<trace::HostWaitBatchEncoder> wait_encoders_;
+  std::vector<uint32_t> wait_function_ids_;  // HostWaitFunction -> string id (0: not yet interned)
   trace::GpuActivityBatchEncoder activity_encoder_;
   bool activity_batch_open_ = false;
   std::vector<PendingActivity> activities_;
@@ -126,7 +130,7 @@ class TraceWriter final : private ChunkBuilder {
   std::string payload_, frame_;
 
   // Cumulative counters (Stats).
-  uint64_t api_calls_ = 0, activities_count_ = 0, stacks_truncated_ = 0;
+  uint64_t api_calls_ = 0, activities_count_ = 0, stacks_truncated_ = 0, host_waits_ = 0;
   uint64_t bytes_written_ = 0, chunks_written_ = 0, write_errors_ = 0, memory_used_ = 0;
   uint64_t last_stats_signature_ = 0;
   gpustall::trace::Stats baseline_;  // FillProcessStats at Start: subtracted from the losses

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/capture/host_wait/host_wait.h"
 #include "agent/record/ring_pool.h"
 #include "agent/record/ring_recorder.h"
 #include "agent/stacks/stack_capture.h"
@@ -77,6 +78,70 @@ __attribute__((noinline)) void RecordFromHere(Recorder& recorder, uint64_t t) {
   g_record_line = __LINE__ + 1;
   recorder.RecordApiCall(Copy(t), true, 0);
   __asm__ volatile("" ::: "memory");
+}
+
+int g_wait_line = 0;
+__attribute__((noinline)) void WaitFromHere(Recorder& recorder, uint64_t t, uint16_t function, HostWaitState state) {
+  HostWaitEvent e{};
+  e.enter_ns = t;
+  e.exit_ns = t + 6000000;
+  e.function = function;
+  e.state = state;
+  g_wait_line = __LINE__ + 1;
+  recorder.RecordHostWait(e, true, 0, CallSite{}, false);
+  __asm__ volatile("" ::: "memory");
+}
+
+// Host waits become the thread's HostWaitBatch: the libc name interned once, the state as the
+// schema's ThreadState, the stack interned in the same table as the API calls' stacks.
+TEST(TraceWriterTest, HostWaitsRoundTripThroughTheReader) {
+  Rig rig;
+  const std::string path = TempPath("host_waits.gstrace");
+  std::string error;
+  auto file = CreateTraceFile(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  RingRecorder& recorder = *rig.recorder;
+  ASSERT_TRUE(writer.Start(Header()));
+  RecordFromHere(recorder, 1000000);  // the thread records: its waits are kept
+  const uint16_t nanosleep_row = static_cast<uint16_t>(HostWaitFunction::k_nanosleep);
+  const uint16_t cond_row = static_cast<uint16_t>(HostWaitFunction::k_pthread_cond_wait);
+#pragma GCC unroll 1  // one call site
+  for (int i = 0; i < 3; ++i) WaitFromHere(recorder, 2000000 + i * 10000000ull, nanosleep_row, HostWaitState::kIdle);
+  WaitFromHere(recorder, 50000000, cond_row, HostWaitState::kLockWait);
+  EXPECT_EQ(writer.Drain(), 5u);
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
+
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  reader::TraceReader& r = **opened;
+  std::vector<trace::HostWaitRecord> waits;
+  std::string described;
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = r.Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    waits.insert(waits.end(), events.host_waits.begin(), events.host_waits.end());
+  }
+  EXPECT_TRUE(damage.damage.empty());
+  ASSERT_EQ(waits.size(), 4u);
+  EXPECT_EQ(waits[0].start_ns, 2000000u);
+  EXPECT_EQ(waits[0].end_ns, 8000000u);
+  EXPECT_EQ(waits[0].thread_id, static_cast<uint64_t>(gettid()));
+  EXPECT_EQ(r.tables().string(waits[0].function), "nanosleep");
+  EXPECT_EQ(waits[0].state, pb::THREAD_STATE_IDLE);
+  EXPECT_EQ(waits[1].function, waits[0].function);
+  EXPECT_EQ(waits[1].stack, waits[0].stack);  // one call site, one stack
+  EXPECT_EQ(r.tables().string(waits[3].function), "pthread_cond_wait");
+  EXPECT_EQ(waits[3].state, pb::THREAD_STATE_LOCK_WAIT);
+  ASSERT_NE(waits[0].stack, 0u);
+  described = r.tables().DescribeStack(waits[0].stack);
+  EXPECT_THAT(described, HasSubstr("WaitFromHere"));
+  EXPECT_THAT(described, HasSubstr("trace_writer_test.cc:" + std::to_string(g_wait_line)));
+  EXPECT_EQ(r.last_stats().host_waits_recorded(), 4u);
+  EXPECT_EQ(r.last_stats().api_calls_recorded(), 1u);
 }
 
 TEST(TraceWriterTest, EventsRoundTripThroughTheReader) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "agent/core/agent_thread.h"
 #include "agent/core/clock.h"
 
 namespace gs {
@@ -45,6 +46,7 @@ void* WriterThread::Main(void* arg) {
 }
 
 void WriterThread::Loop() {
+  MarkAgentThread();  // its waits and reads are not the application's (agent_thread.h)
   // Drain every 10 ms whatever GS_FLUSH_MS says: rings are sized for ~10 ms of a busy thread.
   constexpr auto kDrainPeriod = std::chrono::milliseconds(10);
   uint64_t last_flush = MonotonicNs();

@@ -43,6 +43,14 @@
   X(blocked_stacks, bool, kBool, GS_BLOCKED_STACKS, "1", 0, 0, "",                               \
     "1: a sampled thread blocked in a system call gets its whole native stack, unwound by the "  \
     "sampler thread over a copy of its stack (no signal); 0: only the blocking libc function.")  \
+  X(host_waits, bool, kBool, GS_HOST_WAITS, "1", 0, 0, "",                                     \
+    "1: a blocking libc call (sleep, condition variable or semaphore wait, read, recv, poll, " \
+    "select, epoll) that blocked at least GS_WAIT_MIN_US is recorded with its exact interval, "\
+    "state and stack, on the threads the sampler samples (LD_PRELOAD only); 0: not wrapped.")  \
+  X(wait_min_us, int, kInt, GS_WAIT_MIN_US, "1000", 1, 60000000, "",                           \
+    "Shortest blocking call GS_HOST_WAITS records, in microseconds. A record costs a few "     \
+    "microseconds (mostly the stack), so 1000 keeps the added cost well under 1% of the time " \
+    "the thread was blocked; a shorter call adds two vDSO clock reads.")                       \
   X(buffer_mb, int, kInt, GS_BUFFER_MB, "64", 4, 4096, "",                                       \
     "Bound on the agent's recording buffers in MiB (per-thread rings and GPU records); when "    \
     "full, records are dropped and counted in the trace.")                                       \
