@@ -1,6 +1,7 @@
 // analyze_bench — analysis throughput vs. merely reading the same trace, side by side in one run.
 //
 //   gs_analyzer_bench [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS] [--jobs N]
+//                     [--host-detail]
 //
 // Writes a synthetic trace of at least N events (default 50 million: a launch loop with async
 // copies, 8 events per step, see analyzer/testing/trace_files.h) with TraceBuilder, then: (1)
@@ -8,7 +9,8 @@
 // (decode only), (3) runs the full analysis (AnalyzeTraces, --jobs threads, default 1) on it;
 // (2) and (3) alternate --repeat times (default 3) and the fastest of each counts. Prints events/s of (2) and (3) by
 // wall and CPU time (and by the analysis thread's own CPU time), their ratio, and the peak
-// resident memory. Targets (BENCHMARKS.md): analysis >= 20 M events/s,
+// resident memory. --host-detail: the trace also holds a recorded host wait in every step's host
+// work and a sample every fourth step (trace_files.h). Targets (BENCHMARKS.md): analysis >= 20 M events/s,
 // within 3x of the plain read. Not run by ctest (it takes a minute and ~1 GB of disk).
 #include <sys/resource.h>
 #include <unistd.h>
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
   std::string path = "/tmp/gs_analyzer_bench.gstrace";
   bool keep = false;
   bool reuse = false;  // --reuse: analyse an existing --trace instead of writing one
+  bool host_detail = false;
   int repeat = 3;      // each pass runs this often; the fastest run counts (shared machines)
   gs::analyzer::AnalysisOptions options;
   for (int i = 1; i < argc; ++i) {
@@ -81,12 +84,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--trace") && i + 1 < argc) path = argv[++i];
     else if (!std::strcmp(argv[i], "--keep")) keep = true;
     else if (!std::strcmp(argv[i], "--reuse")) reuse = true;
+    else if (!std::strcmp(argv[i], "--host-detail")) host_detail = true;
     else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--jobs") && i + 1 < argc) options.jobs = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--sort-window-ms") && i + 1 < argc)
       options.sort_window_ns = std::strtoll(argv[++i], nullptr, 10) * 1'000'000;
     else {
-      std::fprintf(stderr, "usage: %s [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS] [--jobs N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS] [--jobs N] [--host-detail]\n", argv[0]);
       return 2;
     }
   }
@@ -95,7 +99,7 @@ int main(int argc, char** argv) {
   uint64_t written = 0;
   std::string err = reuse && access(path.c_str(), R_OK) == 0
                         ? std::string()
-                        : gs::analyzer::testing::WriteLargeTrace(path, events, &written);
+                        : gs::analyzer::testing::WriteLargeTrace(path, events, &written, host_detail);
   if (!err.empty()) {
     std::fprintf(stderr, "writing %s: %s\n", path.c_str(), err.c_str());
     return 1;

@@ -13,6 +13,8 @@ namespace gs::analyzer::testing {
 namespace tr = gpustall::trace;
 using gs::trace::ApiCallRecord;
 using gs::trace::GpuActivityRecord;
+using gs::trace::HostWaitRecord;
+using gs::trace::SampleRecord;
 using gs::trace::testing::TraceBuilder;
 
 namespace {
@@ -185,7 +187,7 @@ std::string WriteNotATrace(const std::string& path) {
   return out ? "" : "write failed";
 }
 
-std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64_t* events) {
+std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64_t* events, bool host_detail) {
   std::string error;
   TraceBuilder::Options opt;
   opt.records_per_chunk = 16384;
@@ -198,6 +200,9 @@ std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64
   for (int s = 0; s < 4; ++s)
     stacks[s] = b->InternStackOfFunctions({"cudaLaunchKernel", absl::StrCat("layer", s, "@model.cc:", 10 + s),
                                            "forward@model.cc:5", "main@model.cc:1"});
+  const uint32_t wait_stack = b->InternStackOfFunctions({"next_batch@data.cc:20", "main@model.cc:1"});
+  const uint32_t sample_stack = b->InternStackOfFunctions({"collate@data.cc:40", "main@model.cc:1"});
+  uint64_t step = 0;
   uint64_t now = kT0, n = 0;
   while (n < min_events) {
     // A step: an async pinned copy, three launches of 20 µs kernels, then 100 µs of host work.
@@ -221,6 +226,26 @@ std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64
     }
     now = dev + 100 * kUs;
     n += 8;
+    if (host_detail) {
+      HostWaitRecord hw;
+      hw.thread_id = 100;
+      hw.start_ns = now - 80 * kUs;
+      hw.end_ns = now - 20 * kUs;
+      hw.stack = wait_stack;
+      hw.state = tr::THREAD_STATE_LOCK_WAIT;
+      b->AddHostWait(hw);
+      ++n;
+      if (step % 4 == 0) {
+        SampleRecord sr;
+        sr.thread_id = 100;
+        sr.time_ns = now - 90 * kUs;
+        sr.stack = sample_stack;
+        sr.state = tr::THREAD_STATE_RUNNING;
+        b->AddSample(sr);
+        ++n;
+      }
+    }
+    ++step;
   }
   *events = n;
   return b->Finish() ? "" : "write failed";

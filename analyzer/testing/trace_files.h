@@ -28,8 +28,12 @@ std::string WriteNotATrace(const std::string& path);
 // The benchmark's trace, at least `min_events` records: steps of 4 API calls + 4 activities (an
 // async pinned 1 MiB copy and three 20 µs kernels 1 µs apart, then 100 µs of host work), one
 // thread. Deliberately gap-dense (4 idle gaps per step, one per 2 records): the classifier's
-// worst case. Returns the number of events written in *events.
-std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64_t* events);
+// worst case. Returns the number of events written in *events. `host_detail`: each step's host
+// work also holds a recorded wait (60 of its 100 µs) and every fourth step a sample, so the
+// classifier's wait and sample paths run on every host-late gap (waits are 1 ms or longer in
+// real traces, far sparser).
+std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64_t* events,
+                            bool host_detail = false);
 
 }  // namespace gs::analyzer::testing
 
