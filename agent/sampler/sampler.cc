@@ -160,8 +160,9 @@ void Sampler::Run() {
     next += period_ns_;
     if (next <= now) next = now + period_ns_ - (now - next) % period_ns_;
   }
-  // Outstanding answers: give late handlers no slot to write into after we are gone.
-  CollectAnswers(false);
+  // The last tick's answers (a quarter of the period at most), then give late handlers no slot
+  // to write into after we are gone.
+  CollectAnswers(true);
   for (int i = 0; i < kMaxTargets; ++i) {
     Target& t = targets_[i];
     if (t.pending) {
@@ -182,14 +183,15 @@ void Sampler::Tick() {
   }
   CollectAnswers(false);
   RefreshTargets(tick);
-  bool any_pending = false;
+  // The answers to this tick's signals are collected at the next tick's start (above), not
+  // waited for here: each answer woke the sleeping sampler thread, a context switch per
+  // running thread per tick that cost more than the rest of its sample (BENCHMARKS.md, sampler
+  // with 8 threads). A sample keeps the handler's own timestamp either way.
   for (int i = 0; i < kMaxTargets; ++i) {
     Target& t = targets_[i];
     if (t.tid == 0 || t.ignored) continue;
     SampleTarget(t, tick);
-    any_pending |= t.pending;
   }
-  if (any_pending) CollectAnswers(true);
 }
 
 Sampler::Target* Sampler::FindOrAddTarget(uint64_t tid, uint64_t tick) {
@@ -391,7 +393,8 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
 
 void Sampler::CollectAnswers(bool wait) {
   const uint64_t start = MonotonicNs();
-  // A quarter of the period, at most 5 ms: a preempted thread answers at a later tick instead.
+  // A quarter of the period, at most 5 ms: the wait at Stop, and what counts as a late answer
+  // (the thread was preempted, or did not run for that long).
   uint64_t budget = period_ns_ / 4;
   if (budget > 5000000) budget = 5000000;
   uint32_t answers = signals_.AnswerCount();
@@ -423,7 +426,7 @@ void Sampler::CollectAnswers(bool wait) {
                s.pc_count > max_pcs ? max_pcs : s.pc_count, s.pc_count > max_pcs, s.python, s.python_count,
                s.python_truncated);
         }
-        if (!wait) late_.fetch_add(1, std::memory_order_relaxed);
+        if (s.time_ns - t.pending_since > budget) late_.fetch_add(1, std::memory_order_relaxed);
         signals_.Release(i);
         t.pending = false;
       } else if (now - t.pending_since > kAbandonAfterNs) {

@@ -13,11 +13,13 @@
 //      last tick): the thread captures its own native + Python stack in a signal handler
 //      (SignalStackSampler; see its header for why only running threads get a signal, and why
 //      only computing ones: a sleep/wait loop is R mostly while entering or leaving a system
-//      call). The sampler sleeps (futex) up to a quarter of the period for the answers; a thread
-//      that has not run by then (preempted on a busy machine) answers later and that sample keeps
-//      the handler's own timestamp; a thread is not signalled again while an answer is
-//      outstanding. A handler that finds the thread at a system call instruction (entering it,
-//      or rewound by the kernel to restart it) reports the call, classified as in step 3.
+//      call). The sampler does not wait for the answers: it collects them at the start of the
+//      next tick (at Stop it waits up to a quarter of the period for the last ones), and each
+//      sample keeps the handler's own timestamp. Waiting within the tick cost the sampler thread
+//      a sleep and a wake-up per answer. A thread whose answer is still outstanding (not run for
+//      a whole period on a busy machine) is not signalled again. A handler that finds the thread
+//      at a system call instruction (entering it, or rewound by the kernel to restart it)
+//      reports the call, classified as in step 3.
 //      R but not computing: a RUNNING sample with the Python frames read as in step 3.
 //   3. Blocked (S/D): never signalled. /proc/self/task/<tid>/syscall says in which system call
 //      and with which arguments; WaitClassifier turns that into IO_WAIT / LOCK_WAIT / IDLE /
@@ -82,7 +84,7 @@ struct SamplerCounters {
   uint64_t recorded = 0;       // samples that reached the ring
   uint64_t dropped = 0;        // ring full, or the thread was inside an API-call record
   uint64_t signals_sent = 0;
-  uint64_t late_answers = 0;   // answered after the tick's wait
+  uint64_t late_answers = 0;   // answered more than a quarter of the period after the signal
   uint64_t abandoned = 0;      // never answered (thread exited or blocks the signal)
   uint64_t eintr_races = 0;    // see SignalStackSampler
   uint64_t ticks = 0;
