@@ -5,38 +5,42 @@
 // with GS_SAMPLE_ALL_THREADS=1, every thread of the process (/proc/self/task) except the agent's
 // own (named gpustall-*).
 //
-// One tick, per target:
-//   1. /proc/self/task/<tid>/stat (kept open, pread): state and last CPU; the thread's CPU clock
-//      (clock_gettime on its per-thread CPU clock id: ns resolution, unlike stat's ticks) gives
-//      cpu_time_delta.
+// One tick, per target (the files kept open, read with pread):
+//   1. The thread's CPU clock (clock_gettime on its per-thread CPU clock id: ns resolution,
+//      unlike stat's ticks) gives cpu_time_delta. Then /proc/self/task/<tid>/syscall: "running"
+//      (the thread is R), or the system call it is blocked in, with its arguments, SP and PC.
+//      /proc/self/task/<tid>/stat (the S/D/T letter and the last CPU) is read only when that is
+//      not enough: a blocked thread in a new wait, a running thread that gets no signal, a
+//      syscall file that cannot be read.
 //   2. Running (R) and computing (its CPU time grew by at least 20% of the wall time since the
 //      last tick): the thread captures its own native + Python stack in a signal handler
 //      (SignalStackSampler; see its header for why only running threads get a signal, and why
 //      only computing ones: a sleep/wait loop is R mostly while entering or leaving a system
-//      call). The sampler does not wait for the answers: it collects them at the start of the
-//      next tick (at Stop it waits up to a quarter of the period for the last ones), and each
-//      sample keeps the handler's own timestamp. Waiting within the tick cost the sampler thread
-//      a sleep and a wake-up per answer. A thread whose answer is still outstanding (not run for
-//      a whole period on a busy machine) is not signalled again. A handler that finds the thread
-//      at a system call instruction (entering it, or rewound by the kernel to restart it)
-//      reports the call, classified as in step 3.
+//      call); the handler also says on which CPU it ran. The sampler does not wait for the
+//      answers: it collects them at the start of the next tick (at Stop it waits up to a quarter
+//      of the period for the last ones), and each sample keeps the handler's own timestamp.
+//      Waiting within the tick cost the sampler thread a sleep and a wake-up per answer. A thread
+//      whose answer is still outstanding (not run for a whole period on a busy machine) is not
+//      signalled again. A handler that finds the thread at a system call instruction (entering
+//      it, or rewound by the kernel to restart it) reports the call, classified as in step 3.
 //      R but not computing: a RUNNING sample with the Python frames read as in step 3.
-//   3. Blocked (S/D): never signalled. /proc/self/task/<tid>/syscall says in which system call
-//      and with which arguments; WaitClassifier turns that into IO_WAIT / LOCK_WAIT / IDLE /
-//      SLEEPING. Its Python frames are read from the sampler thread (PythonStackReader::
-//      CaptureThread: the thread state found in the interpreter's thread list, every read
-//      guarded; the frames are stable while the thread is blocked). Its native stack is
-//      unwound from here (GS_BLOCKED_STACKS=1, the default): BlockedStackUnwinder copies the
-//      thread's stack from the syscall file's SP and runs libunwind over the copy (see its
-//      header for how, and why this way). After the Python frames are read too, the thread's
-//      CPU time is read again: a thread that ran meanwhile (woke up during the copy or the
-//      read; the native stack and the Python frames could then show different moments, which
-//      the merge of the two would mispair) keeps only the leaf PC. A thread found again in the
-//      same call at the same SP/PC whose CPU time has not moved since it was unwound (it has
-//      not run) reuses that stack instead of being unwound again (~1 µs instead of ~10: a long
-//      wait costs one unwind). No signal, so the application never sees an EINTR from it. With
-//      the setting off, the native stack is that one leaf PC (the libc function making the
-//      call).
+//   3. Blocked (S/D): never signalled. The syscall file says in which system call and with which
+//      arguments; WaitClassifier turns that into IO_WAIT / LOCK_WAIT / IDLE / SLEEPING. Its
+//      Python frames are read from the sampler thread (PythonStackReader::CaptureThread: the
+//      thread state found in the interpreter's thread list, every read guarded; the frames are
+//      stable while the thread is blocked). Its native stack is unwound from here
+//      (GS_BLOCKED_STACKS=1, the default): BlockedStackUnwinder copies the thread's stack from
+//      the syscall file's SP and runs libunwind over the copy (see its header for how, and why
+//      this way). After the Python frames are read too, the thread's CPU time is read again: a
+//      thread that ran meanwhile (woke up during the copy or the read; the native stack and the
+//      Python frames could then show different moments, which the merge of the two would
+//      mispair) keeps only the leaf PC. No signal, so the application never sees an EINTR from
+//      it. With the setting off, the native stack is that one leaf PC (the libc function making
+//      the call).
+//   4. A thread found again in the same call at the same SP/PC whose CPU time has not moved
+//      since its last blocked sample (it has not run) repeats that sample: state, last CPU,
+//      verdict, native and Python stacks. Only the CPU clock and the syscall file are read
+//      (~1 µs instead of ~10-20: a long wait costs one full sample).
 // Samples go through an SPSC byte ring (producer: sampler thread; consumer: the writer thread in
 // DrainInto), one fixed-layout record each; a full ring drops and counts.
 //
@@ -91,6 +95,7 @@ struct SamplerCounters {
   uint64_t blocked_unwinds = 0;  // blocked samples whose native stack was unwound (> 1 frame)
   uint64_t blocked_torn = 0;     // unwound, then dropped: the thread ran meanwhile
   uint64_t blocked_reused = 0;   // blocked samples that reused the thread's last unwound stack
+  uint64_t blocked_repeated = 0;  // blocked samples repeated from the thread's last (not run since)
 };
 
 class Sampler final : public ChunkContributor {
@@ -146,9 +151,10 @@ class Sampler final : public ChunkContributor {
   // Blocked threads' native stacks (sampler thread only; Init in Start when enabled).
   BlockedStackUnwinder blocked_;
   uint64_t blocked_pcs_[130];
-  // Per target (stack_depth + 1 PCs each): the last blocked stack, reused while the thread has
-  // not run since (see SampleTarget).
+  // Per target (stack_depth + 1 PCs, kMaxPython frames each): the last blocked sample's stacks,
+  // reused while the thread has not run since (see SampleTarget).
   std::unique_ptr<uint64_t[]> blocked_cache_;
+  std::unique_ptr<PythonFrameRef[]> python_cache_;
 
   pthread_t thread_{};
   bool started_ = false;
@@ -159,7 +165,7 @@ class Sampler final : public ChunkContributor {
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   std::atomic<uint64_t> recorded_{0}, dropped_{0}, signals_sent_{0}, late_{0}, abandoned_{0}, ticks_{0},
-      blocked_unwinds_{0}, blocked_torn_{0}, blocked_reused_{0};
+      blocked_unwinds_{0}, blocked_torn_{0}, blocked_reused_{0}, blocked_repeated_{0};
 };
 
 }  // namespace gs

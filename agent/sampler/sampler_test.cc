@@ -268,5 +268,68 @@ TEST(SamplerTest, BlockedThreadIsUnwoundOnceAndItsStackReused) {
   EXPECT_EQ(g_eintr.load(), 0);
 }
 
+// Without blocked-stack unwinding too: a thread blocked in read() for the whole run is read in
+// full once (stat, classification, leaf), and every later sample repeats that one while its CPU
+// time does not move. The repeated samples carry the same state and leaf.
+TEST(SamplerTest, BlockedThreadThatDoesNotRunRepeatsItsSample) {
+  RingPool pool;
+  ASSERT_TRUE(pool.Init(4 << 20, 64 * 1024));
+  StackCapturer stacks;
+  std::string note;
+  stacks.Init(StackMode::kUnwind, &note);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::atomic<uint64_t> tid{0};
+  std::thread reader([&] {
+    ThreadRing* ring = pool.Claim();
+    ring->tid = Tid();
+    pool.Publish(ring);
+    tid = ring->tid;
+    ReadOneByte(fds[0]);
+  });
+  while (tid.load() == 0) usleep(100);
+  usleep(20000);  // inside read()
+
+  Sampler sampler(&pool, &stacks, nullptr);
+  SamplerOptions options;
+  options.hz = 200;
+  options.blocked_stacks = false;
+  ASSERT_TRUE(sampler.Start(options, &note)) << note;
+  usleep(500000);
+  sampler.Stop();
+  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  reader.join();
+  close(fds[0]);
+  close(fds[1]);
+
+  FakeBuilder builder;
+  sampler.DrainInto(&builder);
+  int samples = 0, others = 0;
+  std::map<uint64_t, int> leaves;  // leaf PC -> samples
+  for (const pb::SampleBatch& batch : builder.c.samples()) {
+    std::vector<trace::SampleRecord> records;
+    std::string error;
+    ASSERT_TRUE(trace::DecodeSampleBatch(batch, &records, &error)) << error;
+    for (const auto& r : records) {
+      if (r.thread_id != tid.load()) continue;
+      if (r.state != pb::THREAD_STATE_IO_WAIT) {
+        ++others;
+        continue;
+      }
+      ++samples;
+      ASSERT_NE(r.stack, 0u);
+      const StackView& v = builder.stacks[r.stack];
+      ASSERT_EQ(v.pc_count, 1);  // the leaf only: GS_BLOCKED_STACKS=0
+      ++leaves[v.pcs[0]];
+    }
+  }
+  EXPECT_GE(samples, 50);
+  EXPECT_EQ(others, 0);
+  EXPECT_EQ(leaves.size(), 1u);  // the one leaf (libc's read), every time
+  const SamplerCounters c = sampler.counters();
+  EXPECT_EQ(c.blocked_unwinds, 0u);
+  EXPECT_GE(c.blocked_repeated, static_cast<uint64_t>(samples) - 1);
+}
+
 }  // namespace
 }  // namespace gs

@@ -175,6 +175,7 @@ void OnSampleSignal(int, siginfo_t* info, void* context) {
         const Interrupted at = FromContext(context);
         if (InterruptedSyscall(at)) g_eintr_races.fetch_add(1, std::memory_order_relaxed);
         slot.sample.time_ns = MonotonicNs();
+        slot.sample.cpu = sched_getcpu();  // glibc: the rseq area or the vDSO, no lock
         slot.sample.syscall_nr = PendingSyscall(at);
         for (int i = 0; i < 6; ++i) slot.sample.syscall_args[i] = at.args[i];
         slot.sample.skipped = RingRecorder::CallingThreadInRecord();

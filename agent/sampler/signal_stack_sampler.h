@@ -55,6 +55,7 @@ struct SignalSample {
   static constexpr int kMaxPython = 64;
   uint64_t time_ns = 0;
   uintptr_t tstate = 0;        // the thread's PyThreadState (0: none), a hint for later reads
+  int cpu = -1;                // the CPU the handler ran on (sched_getcpu)
   int pc_count = 0;
   int python_count = 0;
   bool python_truncated = false;
