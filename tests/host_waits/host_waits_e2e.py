@@ -22,7 +22,7 @@ Runs one case under LD_PRELOAD=libgsagent.so and reads the trace with `gsanalyze
                calls.
   all_threads  workload_data_starved_queue with GS_SAMPLE_ALL_THREADS=1: the loader threads' sleeps
                are recorded too, and none of the agent's own threads' waits (writer, sampler).
-Exit 0 pass, 1 fail.
+Exit 0 pass, 1 fail, 77 skip (the --python interpreter is missing).
 """
 
 import argparse
@@ -234,8 +234,12 @@ def main():
     ap.add_argument("--python", required=True)
     ap.add_argument("--phases", required=True, help="tests/sampler's gs_sampler_phases")
     ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--tag", default="", help="appended to the case's work folder")
     args = ap.parse_args()
-    args.work_dir = os.path.join(args.work_dir, args.case)
+    args.work_dir = os.path.join(args.work_dir, args.case + args.tag)
+    if args.case == "python" and not os.path.exists(args.python):
+        print("SKIP: no interpreter at %s" % args.python)
+        return 77
     CASES[args.case](args)
     return exit_status()
 
