@@ -45,7 +45,16 @@ bool BlockedStackUnwinder::Init(size_t window) {
   return true;
 }
 
-size_t BlockedStackUnwinder::Copy(uint64_t sp, size_t want) {
+size_t BlockedStackUnwinder::Copy(uint64_t sp, size_t want, uint64_t stack_top) {
+  uint8_t* dst = reinterpret_cast<uint8_t*>(buffer_.get()) + (sp & 15);
+  if (stack_top > sp) {
+    // Up to the thread's known stack top: all of it mapped (the thread's live frames, then its
+    // TLS and thread descriptor), so plain loads; the FaultScope only covers a thread that
+    // exited and had its stack unmapped meanwhile.
+    const size_t bytes = GuardedCopy(dst, sp, want < stack_top - sp ? want : static_cast<size_t>(stack_top - sp));
+    std::memset(dst + bytes, 0, kSlackBytes);
+    return bytes;
+  }
   // One remote iovec per page: process_vm_readv never splits an iovec, so the transfer stops
   // exactly at the first page that cannot be read.
   constexpr size_t kMaxIov = BlockedStackUnwinder::kDefaultWindow / kPage * 4 + 1;
@@ -61,7 +70,6 @@ size_t BlockedStackUnwinder::Copy(uint64_t sp, size_t want) {
     ++count;
     at = next;
   }
-  uint8_t* dst = reinterpret_cast<uint8_t*>(buffer_.get()) + (sp & 15);
   ssize_t n = -1;
   if (method_ == CopyMethod::kProcessVmReadv) {
     iovec local{dst, static_cast<size_t>(at - sp)};
@@ -118,7 +126,8 @@ uint64_t BlockedStackUnwinder::GuessFramePointer(uint64_t base, size_t bytes, ui
   return 0;
 }
 
-int BlockedStackUnwinder::Unwind(uint64_t sp, uint64_t pc, uint64_t* pcs, int max, size_t* copied) {
+int BlockedStackUnwinder::Unwind(uint64_t sp, uint64_t pc, uint64_t* pcs, int max, size_t* copied,
+                                 uint64_t stack_top) {
   if (copied != nullptr) *copied = 0;
   if (max <= 0) return 0;
   pcs[0] = pc;
@@ -127,7 +136,7 @@ int BlockedStackUnwinder::Unwind(uint64_t sp, uint64_t pc, uint64_t* pcs, int ma
   // when the walk ran off the end of the small one.
   for (size_t want = window_ < kFirstWindow ? window_ : kFirstWindow;; want *= 8) {
     if (want > window_) want = window_;
-    const size_t bytes = Copy(sp, want);
+    const size_t bytes = Copy(sp, want, stack_top);
     if (copied != nullptr) *copied = bytes;
     if (bytes < 16) return 1;
     const uint64_t base = reinterpret_cast<uint64_t>(buffer_.get()) + (sp & 15);

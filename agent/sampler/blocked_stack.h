@@ -4,11 +4,16 @@
 // The kernel gives, in /proc/self/task/<tid>/syscall, the blocked thread's stack pointer and
 // program counter (nothing else: no frame pointer, no callee-saved registers). From those:
 //   1. Copy: the stack from SP upward, 32 KiB first and the whole `window` only if the walk ran
-//      off the end of that, with process_vm_readv on our own pid, one iovec per page, so that
-//      the copy ends cleanly at the first unreadable page (the end of the stack mapping, or a
+//      off the end of that. Where the caller knows the top of the thread's stack (the sampler
+//      does for the threads that own a ring), the copy stops there and is made of plain word
+//      loads under a FaultScope: everything between SP and the top is the thread's live stack,
+//      mapped. Otherwise process_vm_readv on our own pid, one iovec per page, so that the copy
+//      ends cleanly at the first unreadable page (the end of the stack mapping, or a
 //      neighbour's guard page) instead of faulting (where process_vm_readv is refused, word
-//      loads under a FaultScope, page by page, do the same). The copy is a snapshot: the thread
-//      may wake and overwrite its stack at any moment, the copy does not move.
+//      loads under a FaultScope, page by page, do the same). The loads cost a fraction of the
+//      system call, which pins every page it reads (~7 of a blocked sample's ~17 µs on a busy
+//      2-core machine, BENCHMARKS.md). The copy is a snapshot: the thread may wake and
+//      overwrite its stack at any moment, the copy does not move.
 //   2. Relocate: every 8-byte word of the copy whose value lies inside the copied range (saved
 //      frame pointers, pointers to locals) is moved by (copy - SP). The copy is then a
 //      self-consistent stack at another address, and libunwind's local unwinder runs over it as
@@ -74,7 +79,9 @@ class BlockedStackUnwinder {
   // Writes up to `max` PCs of the blocked thread whose syscall file said `sp`/`pc`: pcs[0] = pc,
   // then the return addresses of its callers, innermost first. Returns the count (1 when only
   // the leaf could be had, 0 when max <= 0). *copied (optional) receives the bytes copied.
-  int Unwind(uint64_t sp, uint64_t pc, uint64_t* pcs, int max, size_t* copied = nullptr);
+  // `stack_top` (0: unknown): the end of the thread's stack, above `sp`; the copy stops there
+  // and needs no system call (see step 1).
+  int Unwind(uint64_t sp, uint64_t pc, uint64_t* pcs, int max, size_t* copied = nullptr, uint64_t stack_top = 0);
 
  private:
   struct WalkEnd {
@@ -82,7 +89,7 @@ class BlockedStackUnwinder {
     bool needs_rbp = false;    // stopped at a frame whose CFA needs the unknown RBP
     bool beyond_copy = false;  // stopped because the next frame lies past the end of the copy
   };
-  size_t Copy(uint64_t sp, size_t want);
+  size_t Copy(uint64_t sp, size_t want, uint64_t stack_top);
   static size_t GuardedCopy(uint8_t* dst, uint64_t src, size_t bytes);
   uint64_t GuessFramePointer(uint64_t base, size_t bytes, uint64_t from) const;
   // Walks the copy at `base` (`bytes` long) of the stack at `origin`.

@@ -3,6 +3,7 @@
 #include "agent/sampler/blocked_stack.h"
 
 #include <libunwind.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -167,6 +168,53 @@ TEST_P(BlockedStackTest, UnreadableOrGarbageStackGivesTheLeafOnlyWithoutFaulting
     EXPECT_GE(n, 1);
     EXPECT_LE(n, 32);
   }
+}
+
+// With the thread's stack top known, the copy ends exactly there (process_vm_readv goes on into
+// whatever readable mapping lies above it), and the walk finds the same frames.
+TEST(BlockedStackTopTest, CopyEndsAtAKnownStackTopWithTheSameFrames) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::atomic<uint64_t> tid{0};
+  std::thread blocked([&] { CallerOfBlockInRead(fds[0], &tid); });
+  while (tid.load() == 0) usleep(1000);
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_getattr_np(blocked.native_handle(), &attr), 0);
+  void* low = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(pthread_attr_getstack(&attr, &low, &size), 0);
+  pthread_attr_destroy(&attr);
+  const uint64_t top = reinterpret_cast<uint64_t>(low) + size;
+  TaskFiles files;
+  ASSERT_TRUE(files.Open(tid.load()));
+  TaskSyscall call;
+  for (int i = 0; i < 2000; ++i) {
+    if (files.ReadSyscall(&call) && call.kind == TaskSyscall::kInSyscall && call.nr == SYS_read) break;
+    usleep(1000);
+  }
+  ASSERT_EQ(call.nr, SYS_read);
+  ASSERT_LT(call.sp, top);
+  ASSERT_LT(top - call.sp, 32u * 1024) << "the blocked thread's stack is shallow";
+
+  BlockedStackUnwinder unwinder;
+  ASSERT_TRUE(unwinder.Init());
+  uint64_t syscall_pcs[64], top_pcs[64];
+  size_t syscall_copied = 0, top_copied = 0;
+  const int from_syscall = unwinder.Unwind(call.sp, call.pc, syscall_pcs, 64, &syscall_copied);
+  const int from_top = unwinder.Unwind(call.sp, call.pc, top_pcs, 64, &top_copied, top);
+  EXPECT_EQ(top_copied, top - call.sp);
+  EXPECT_GE(syscall_copied, top_copied);
+  ASSERT_GE(from_top, 3);
+  ASSERT_EQ(from_top, from_syscall);
+  for (int i = 0; i < from_top; ++i) EXPECT_EQ(top_pcs[i], syscall_pcs[i]) << "frame " << i;
+  TaskSyscall again;
+  ASSERT_TRUE(files.ReadSyscall(&again));
+  EXPECT_EQ(again.sp, call.sp);  // still blocked: neither copy was torn
+
+  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  blocked.join();
+  close(fds[0]);
+  close(fds[1]);
 }
 
 INSTANTIATE_TEST_SUITE_P(CopyMethods, BlockedStackTest,

@@ -370,7 +370,9 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
   }
   if (pcs == 1 && blocked_.ready()) {  // in a system call, or blocked outside one (a page fault)
     // One frame more than kept, to tell a stack cut at the depth from one that ended there.
-    const int n = blocked_.Unwind(call.sp, call.pc, blocked_pcs_, options_.stack_depth + 1);
+    // The stack's top, when the thread's ring gave its range and SP lies in it.
+    const uint64_t top = call.sp >= t.stack_low && call.sp < t.stack_high ? t.stack_high : 0;
+    const int n = blocked_.Unwind(call.sp, call.pc, blocked_pcs_, options_.stack_depth + 1, nullptr, top);
     pcs_truncated = n > options_.stack_depth;
     pcs = pcs_truncated ? options_.stack_depth : n;
   }
