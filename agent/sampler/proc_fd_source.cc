@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -27,13 +28,22 @@ FdKind ProcFdSource::KindOf(int fd) {
   if (fd < 0) return FdKind::kUnknown;
   Entry& e = cache_[fd % kCacheSlots];
   if (e.tick == tick_ && e.fd == fd) return e.kind;
+  e.tick = tick_;
+  e.fd = fd;
+  // fstat first: a pipe or a socket (most waits on a file) is known from its mode, without the
+  // path lookup and d_path of readlink (0.1 against 0.9 µs on an idle machine, several times
+  // both on a busy one). The link is read for the rest: anonymous inodes (eventfd, timerfd, ...)
+  // share one mode, and /dev paths.
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    if (S_ISFIFO(st.st_mode)) return e.kind = FdKind::kPipe;
+    if (S_ISSOCK(st.st_mode)) return e.kind = FdKind::kSocket;
+  }
   char path[48];
   std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   char link[256];
   const ssize_t n = readlink(path, link, sizeof link - 1);
   link[n > 0 ? n : 0] = '\0';
-  e.tick = tick_;
-  e.fd = fd;
   e.kind = FdKindFromLink(link);
   return e.kind;
 }

@@ -3,7 +3,9 @@
 // /proc/self/fdinfo/<epfd>.
 //
 // Cheap per tick: a kind read once is remembered until the next BeginTick (a fd number may be
-// closed and reused between ticks, never within the few microseconds of one). The arrays of a
+// closed and reused between ticks, never within the few microseconds of one). A pipe or socket
+// is known from fstat's mode; other files from their /proc/self/fd link (a named FIFO is then
+// a pipe, not a file: both are input/output waits). The arrays of a
 // blocked poll()/select() are read with process_vm_readv on our own pid, which fails with EFAULT
 // instead of faulting if the memory is gone; if the call is refused (seccomp), WaitedFds says -1
 // and the classifier says why.

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -143,6 +145,23 @@ TEST(ProcFdSourceTest, KindsOfRealFiles) {
   source.BeginTick();
   EXPECT_EQ(source.KindOf(e), FdKind::kPipe);
   for (int fd : {p[0], p[1], s[0], s[1], t, e}) close(fd);
+}
+
+// A named FIFO is a pipe (its mode says so; its /proc/self/fd link is a path, like a file's).
+TEST(ProcFdSourceTest, NamedFifoIsAPipe) {
+  char path[] = "/tmp/gs_fifo_XXXXXX";
+  const int placeholder = mkstemp(path);
+  ASSERT_GE(placeholder, 0);
+  close(placeholder);
+  unlink(path);
+  ASSERT_EQ(mkfifo(path, 0600), 0);
+  const int fd = open(path, O_RDWR | O_NONBLOCK);  // O_RDWR: no wait for a writer
+  ASSERT_GE(fd, 0);
+  ProcFdSource source;
+  source.BeginTick();
+  EXPECT_EQ(source.KindOf(fd), FdKind::kPipe);
+  close(fd);
+  unlink(path);
 }
 
 TEST(ProcFdSourceTest, WaitedFdsOfPollSelectAndEpollArguments) {
