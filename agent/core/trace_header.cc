@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agent/core/clock.h"
+#include "agent/core/fork_gate.h"
 #include "agent/core/process_info.h"
 #include "agent/nvtx/nvtx_collector.h"
 #include "proto/format.h"
@@ -27,8 +28,17 @@ namespace {
 // Whether the process's blocking libc calls reach this library's wrappers (shim/, host_wait.def):
 // only when LD_PRELOAD put the library ahead of libc. Loaded by CUDA_INJECTION64_PATH alone, it
 // came after the application's references were bound to libc's functions.
+// Asked as the program would: dlsym on the main program's handle searches the global scope (the
+// executable, LD_PRELOAD's objects, then their dependencies). RTLD_DEFAULT from here would search
+// this -Bsymbolic library first and always find our own wrapper.
 bool HostWaitWrappersInterpose() {
-  void* const nanosleep_in_use = dlsym(RTLD_DEFAULT, "nanosleep");
+  // The loader's lock: not across a fork (fork_gate.h; an on-demand window's header is built on the
+  // control thread).
+  MutexLock gate(&g_fork_gate);
+  void* const program = dlopen(nullptr, RTLD_NOW | RTLD_NOLOAD);
+  if (program == nullptr) return false;
+  void* const nanosleep_in_use = dlsym(program, "nanosleep");
+  dlclose(program);
   Dl_info in_use, ours;
   if (nanosleep_in_use == nullptr || dladdr(nanosleep_in_use, &in_use) == 0 ||
       dladdr(reinterpret_cast<void*>(&HostWaitWrappersInterpose), &ours) == 0) {

@@ -15,6 +15,8 @@ Runs one case under LD_PRELOAD=libgsagent.so and reads the trace with `gsanalyze
                time; nothing inside read_loss's blocking cudaMemcpy.
   threshold    the same with GS_WAIT_MIN_US=50000 (no call blocks that long) and with
                GS_HOST_WAITS=0: no wait at all.
+  injection    the same loaded by CUDA_INJECTION64_PATH alone: libc cannot be interposed, no wait
+               is recorded and the trace header lists the blind spot (under LD_PRELOAD it does not).
   queue        workload_data_starved_queue: LOCK_WAIT in get_batch_from_workers.
   pipe         workload_data_starved_pipe: IO_WAIT in read_batch_from_pipe.
   python       data_starved_sleep.py: IDLE time.sleep with the Python function wait_for_batch in
@@ -39,8 +41,9 @@ WAIT_RE = re.compile(r'^wait t=(\d+) dur=(\d+) tid=(\d+) (\w+) function="([^"]*)
 API_RE = re.compile(r"^api t=(\d+) tid=(\d+) (\S+) class=\S+ dur=(\d+)")
 
 
-def run(args, label, cmd, extra_env, agent=True):
-    """Runs `cmd` (under the agent unless agent=False); returns (stdout, trace dump lines)."""
+def run(args, label, cmd, extra_env, agent=True, injection=False):
+    """Runs `cmd` (under the agent unless agent=False: LD_PRELOAD, or CUDA_INJECTION64_PATH alone if
+    injection); returns (stdout, trace dump lines)."""
     work = os.path.join(args.work_dir, label)
     subprocess.run(["rm", "-rf", work], check=True)
     os.makedirs(work)
@@ -50,7 +53,11 @@ def run(args, label, cmd, extra_env, agent=True):
             del env[k]
     env["LD_LIBRARY_PATH"] = args.simgpu_lib
     if agent:
-        env["LD_PRELOAD"] = preload(args.agent)
+        if injection:
+            env["CUDA_INJECTION64_PATH"] = args.agent
+            env["LD_PRELOAD"] = preload()
+        else:
+            env["LD_PRELOAD"] = preload(args.agent)
         env["GS_OUTPUT"] = work + "/"
     env.update(extra_env)
     p = subprocess.run(cmd, env=child_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -158,6 +165,18 @@ def case_sync_heavy(args):
     check(all(6 * MS <= w["dur"] < 100 * MS for w in sleeps),
           "a 6 ms sleep recorded as %s ns" % [w["dur"] for w in sleeps if not 6 * MS <= w["dur"] < 100 * MS][:3])
     no_wait_inside_a_cuda_call("sync_heavy", ws, api_calls(lines))
+    check(not any(BLIND_SPOT in l for l in lines), "LD_PRELOAD: the header says host waits are a blind spot")
+
+
+BLIND_SPOT = 'header.capture.blind_spot "host waits:'
+
+
+def case_injection(args):
+    cmd = [os.path.join(args.workloads_dir, "workload_sync_heavy"), "--log-ms", "0", "--sleep-ms", "6", "--steps", "10"]
+    _, lines = run(args, "injection", cmd, {"GS_SAMPLE_HZ": "0"}, injection=True)
+    check(any(l.startswith("api ") for l in lines), "CUDA_INJECTION64_PATH: no API call recorded (agent not loaded?)")
+    check(not waits(lines), "CUDA_INJECTION64_PATH alone: %d waits recorded" % len(waits(lines)))
+    check(any(BLIND_SPOT in l for l in lines), "CUDA_INJECTION64_PATH alone: the header does not list the blind spot")
 
 
 def case_threshold(args):
@@ -219,7 +238,8 @@ def case_all_threads(args):
         len(ours), [(w["function"], w["stack"][:200]) for w in ours][:2]))
 
 
-CASES = {"phases": case_phases, "sync_heavy": case_sync_heavy, "threshold": case_threshold, "queue": case_queue,
+CASES = {"phases": case_phases, "sync_heavy": case_sync_heavy, "threshold": case_threshold,
+         "injection": case_injection, "queue": case_queue,
          "pipe": case_pipe, "python": case_python, "all_threads": case_all_threads}
 
 
