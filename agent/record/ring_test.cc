@@ -1,6 +1,8 @@
 #include "agent/record/ring.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/time.h>
 
 #include <atomic>
 #include <cstring>
@@ -251,6 +253,58 @@ TEST(RingTest, HostWaitsShareTheThreadsRingAndStackLayout) {
   EXPECT_EQ(seen.state, HostWaitState::kLockWait);
   EXPECT_GT(wait_pcs, 0);  // the stack is captured as for an API call
   EXPECT_GT(call_pcs, 0);
+}
+
+// A signal handler that makes a blocking call while its thread is inside a record (a wrapper's
+// RecordHostWait from a handler's read()): the nested record is dropped by the thread's busy flag,
+// never interleaved with the one in progress. Every record that arrives is whole, and every call
+// is either recorded or was nested.
+RingRecorder* g_signal_recorder = nullptr;
+volatile sig_atomic_t g_handler_recorded = 0, g_handler_nested = 0;
+void RecordFromHandler(int) {
+  const bool nested = RingRecorder::CallingThreadInRecord();
+  g_signal_recorder->RecordHostWait(Wait(7, 8), true, 0, CallSite{}, false);
+  if (nested) {
+    g_handler_nested = g_handler_nested + 1;
+  } else {
+    g_handler_recorded = g_handler_recorded + 1;
+  }
+}
+
+TEST(RingTest, HostWaitFromASignalHandlerInsideARecordIsDroppedNotInterleaved) {
+  Harness h(1 << 20, StackMode::kUnwind, 32);
+  g_signal_recorder = h.recorder.get();
+  struct sigaction action {}, old {};
+  action.sa_handler = &RecordFromHandler;
+  sigemptyset(&action.sa_mask);
+  ASSERT_EQ(sigaction(SIGALRM, &action, &old), 0);
+  itimerval timer{{0, 50}, {0, 50}};  // every 50 us (high-resolution timer; the only thread)
+  ASSERT_EQ(setitimer(ITIMER_REAL, &timer, nullptr), 0);
+  uint64_t outer = 0, drained = 0;
+  bool whole = true;
+  auto drain = [&] {
+    h.pool.ring(0).ring.Drain([&](const RingRecordHeader& r) {
+      ++drained;
+      if (r.type == kRingHostWait) {
+        const HostWaitView v = RingRecorder::ViewHostWait(r);
+        whole &= (v.event->enter_ns == 1 && v.event->exit_ns == 2) || (v.event->enter_ns == 7 && v.event->exit_ns == 8);
+        whole &= v.pc_count > 0 && v.pc_count <= 32;
+      } else {
+        whole &= r.type == kRingApiCall;
+      }
+    });
+  };
+  for (int round = 0; round < 1000; ++round) {
+    for (int i = 0; i < 200; ++i, ++outer) h.recorder->RecordHostWait(Wait(1, 2), true, 0, CallSite{}, true);
+    drain();
+  }
+  itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  sigaction(SIGALRM, &old, nullptr);
+  drain();
+  EXPECT_TRUE(whole);
+  EXPECT_EQ(drained + h.TotalDropped(), outer + static_cast<uint64_t>(g_handler_recorded))
+      << g_handler_nested << " nested handler calls";
 }
 
 TEST(RingTest, DisabledRecorderRecordsNothing) {
