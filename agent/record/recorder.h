@@ -4,7 +4,7 @@
 // implements it with per-thread rings drained by the writer thread. Tests implement it in memory.
 //
 // Thread safety: every method may be called concurrently from any thread.
-// Hot-path promise (RecordApiCall): no allocation, no lock, no syscall, no I/O. When the calling
+// Hot-path promise (RecordApiCall*, RecordHostWait): no allocation, no lock, no syscall, no I/O. When the calling
 // thread's ring is full the record is dropped and counted; the call never blocks.
 #ifndef GPUSTALL_AGENT_RECORD_RECORDER_H_
 #define GPUSTALL_AGENT_RECORD_RECORDER_H_

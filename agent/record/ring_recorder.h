@@ -101,7 +101,7 @@ class RingRecorder final : public Recorder {
   uint64_t other_dropped() const { return other_dropped_.load(std::memory_order_relaxed); }
   // The capture mode, if it changed since the last call (returns false otherwise).
   bool TakeCaptureMode(std::string* mode, std::string* detail);
-  // True while the calling thread is inside RecordApiCall (its reentrancy flag). For the
+  // True while the calling thread is inside a Record* call (its reentrancy flag). For the
   // sampler's signal handler: a sample that interrupts a record must not unwind or walk Python
   // frames on top of it (libunwind's per-thread cache is not reentrant). Async-signal-safe.
   static bool CallingThreadInRecord();

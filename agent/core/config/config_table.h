@@ -46,7 +46,7 @@
   X(host_waits, bool, kBool, GS_HOST_WAITS, "1", 0, 0, "",                                     \
     "1: a blocking libc call (sleep, condition variable or semaphore wait, read, recv, poll, " \
     "select, epoll) that blocked at least GS_WAIT_MIN_US is recorded with its exact interval, "\
-    "state and stack, on the threads the sampler samples (LD_PRELOAD only); 0: not wrapped.")  \
+    "state and stack, on the threads the sampler samples (LD_PRELOAD only); 0: off.")          \
   X(wait_min_us, int, kInt, GS_WAIT_MIN_US, "1000", 1, 60000000, "",                           \
     "Shortest blocking call GS_HOST_WAITS records, in microseconds. A record costs a few "     \
     "microseconds (mostly the stack), so 1000 keeps the added cost well under 1% of the time " \
