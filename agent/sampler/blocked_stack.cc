@@ -38,9 +38,12 @@ bool BlockedStackUnwinder::Init(size_t window) {
     buffer_.reset();
     return false;
   }
-  // A fault in a garbage frame jumps out of unw_step (Walk). With libunwind's global cache that
-  // could leave the cache's lock held; the per-thread cache takes no lock (and is what
-  // StackCapturer sets for GS_STACKS=unwind anyway).
+  // Asked for, not had: libunwind 1.6.2's configure never defines HAVE___THREAD, so
+  // unw_set_caching_policy turns UNW_CACHE_PER_THREAD into the global cache. Its lock is taken
+  // with every signal blocked (two sigprocmask calls per unw_step: see BENCHMARKS.md, sampler
+  // with 8 threads) and held only while a PC's unwind info is looked up (find_reg_state), not
+  // while the copied stack's words are read (apply_reg_state, after the release): a fault in a
+  // garbage frame that jumps out of unw_step (Walk) leaves no lock held.
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   return true;
 }

@@ -29,7 +29,8 @@
 // installs its own handler on that signal, StillInstalled() turns false and the sampler stops
 // signalling (states only).
 //
-// Async-signal safety of the handler: CLOCK_MONOTONIC (vDSO), StackCapturer::Capture
+// Async-signal safety of the handler: CLOCK_MONOTONIC (vDSO), sched_getcpu (glibc reads the
+// rseq area or calls the vDSO: no lock), StackCapturer::Capture
 // (unw_backtrace: documented signal-safe for local unwinding once the thread's cache exists; the
 // frame-pointer walk reads only the thread's stack range), PythonStackReader::Capture (documented
 // async-signal-safe), atomics. A thread interrupted inside the dynamic loader (its PC in ld.so)
