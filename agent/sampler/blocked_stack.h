@@ -38,8 +38,12 @@
 //     call (nanosleep, read, recv, poll, epoll_wait, select, pthread_cond_*wait, sem_*wait, ...)
 //     becomes an exported symbol of libgsagent.so with a cost on every call, blocking or not, and
 //     it misses blocking that bypasses the wrappers (libstdc++'s atomic waits and raw
-//     syscall(SYS_futex), a call made from inside libc); this needs no new symbol and sees
-//     whatever system call the thread is in.
+//     syscall(SYS_futex), a call made from inside libc, any call when the agent came in by
+//     CUDA_INJECTION64_PATH alone); this needs no new symbol and sees whatever system call the
+//     thread is in. The agent does both: the wrappers (agent/capture/host_wait/host_wait.def,
+//     shim/host_wait_call.h; +44 ns per call that does not block, BENCHMARKS.md) give the common
+//     calls exact intervals, which a 100 Hz sample cannot (a 6 ms sleep holds a sample ~60% of
+//     the time), and this unwinder covers every wait they miss.
 //   * libunwind's remote API (unw_create_addr_space with accessors over the copy): the same
 //     unwind, but the agent's libunwind is built local-only (third_party/CMakeLists.txt); the
 //     relocated copy gives the local unwinder the same view without a second library.
