@@ -68,11 +68,13 @@ SCENARIOS = {
     # Worker PROCESSES through a multiprocessing.Queue: the training thread blocks in queue.get
     # reading the queue's pipe, which the kernel shows as an I/O wait (not a lock wait, as a
     # queue.Queue's condition variable is). Each wait is ~20 ms (2 workers x 40 ms), so 100 Hz
-    # sampling lands ~2 samples in every one of them. No state check here: the two workers
-    # compute, and on a 2-core machine under other load they starve the sampler thread of CPU
-    # (measured: up to 20% of the host work unsampled, charged to the next call's stack).
+    # sampling lands ~2 samples in every one of them. The two workers compute, and on a 2-core
+    # machine under other load they starve the sampler thread of CPU (measured before host waits:
+    # up to 20% of the host work unsampled, charged to the next call's stack); the agent's record
+    # of the blocking read itself (a host wait) does not depend on the sampler being scheduled,
+    # so the whole host work must be I/O wait on get_batch_from_workers.
     "data_starved_workers": dict(cause="host_work", planted=["get_batch_from_workers"],
-                                 attribution="samples"),
+                                 attribution="samples", state="io_wait"),
     # A variant: the same loop, its workers sleeping instead of computing (--wait sleep), so the
     # check is of the training thread's blocked queue.get, not of CPU contention: the host work
     # is io_wait. The workers are forked before the first CUDA call (--start-workers
