@@ -256,9 +256,17 @@ void GapClassifier::Classify(TimeNs g0, TimeNs g1, const GpuActivity& resume,
     }
     QueuedTail(v, cursor, g1, c);
   }
+  // The largest cause, the first on ties. Its nanoseconds stay in a register: reloading
+  // by_cause[best] made each step's load wait for the previous step's compare (a serial chain
+  // that took ~5% of the whole analysis, BENCHMARKS.md "Reader and analyzer throughput").
   int best = 0;
-  for (int i = 1; i < kNumCauses; ++i)
-    if (v->by_cause[i] > v->by_cause[best]) best = i;
+  TimeNs best_ns = v->by_cause[0];
+  for (int i = 1; i < kNumCauses; ++i) {
+    if (v->by_cause[i] > best_ns) {
+      best = i;
+      best_ns = v->by_cause[i];
+    }
+  }
   v->cause = static_cast<Cause>(best);
 }
 

@@ -62,11 +62,10 @@ class HostHistory {
   size_t threads() const { return threads_.size(); }
 
  private:
-  struct Slot {
-    ApiCall call;
-    bool used = false;
-  };
-  std::vector<Slot> ring_;
+  // Enqueue calls by correlation id & mask_. A slot never written holds correlation 0, which no
+  // lookup asks for: no "used" flag (80-byte slots, not 88: the ring is tens of MiB written
+  // once per call, and each slot's store is a cache miss).
+  std::vector<ApiCall> ring_;
   uint32_t mask_;
   size_t max_calls_;
   uint64_t folded_ = 0;
