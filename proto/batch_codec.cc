@@ -215,8 +215,10 @@ void NvtxRangeBatchEncoder::Add(const NvtxRangeRecord& r) {
 
 // ----------------------------------------------------------------------------------- decoders
 
-bool DecodeApiCallBatch(const gpustall::trace::ApiCallBatch& b, std::vector<ApiCallRecord>* out,
-                        std::string* error) {
+namespace {
+
+template <typename Records>
+bool DecodeApiCalls(const gpustall::trace::ApiCallBatch& b, Records* out, std::string* error) {
   GS_CHECK_TIME_COLUMN(b, enter_delta);
   GS_CHECK_COLUMN(b, duration);
   GS_CHECK_COLUMN(b, function);
@@ -270,8 +272,8 @@ bool DecodeApiCallBatch(const gpustall::trace::ApiCallBatch& b, std::vector<ApiC
   return true;
 }
 
-bool DecodeGpuActivityBatch(const gpustall::trace::GpuActivityBatch& b,
-                            std::vector<GpuActivityRecord>* out, std::string* error) {
+template <typename Records>
+bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* out, std::string* error) {
   GS_CHECK_TIME_COLUMN(b, start_delta);
   GS_CHECK_COLUMN(b, duration);
   GS_CHECK_COLUMN(b, correlation_delta);
@@ -327,6 +329,24 @@ bool DecodeGpuActivityBatch(const gpustall::trace::GpuActivityBatch& b,
     r->flags = static_cast<uint8_t>(at >> 12);
   }
   return true;
+}
+
+}  // namespace
+
+bool DecodeApiCallBatch(const gpustall::trace::ApiCallBatch& b, std::vector<ApiCallRecord>* out,
+                        std::string* error) {
+  return DecodeApiCalls(b, out, error);
+}
+bool DecodeApiCallBatch(const gpustall::trace::ApiCallBatch& b, ApiCallRecords* out, std::string* error) {
+  return DecodeApiCalls(b, out, error);
+}
+bool DecodeGpuActivityBatch(const gpustall::trace::GpuActivityBatch& b,
+                            std::vector<GpuActivityRecord>* out, std::string* error) {
+  return DecodeGpuActivities(b, out, error);
+}
+bool DecodeGpuActivityBatch(const gpustall::trace::GpuActivityBatch& b, GpuActivityRecords* out,
+                            std::string* error) {
+  return DecodeGpuActivities(b, out, error);
 }
 
 bool DecodeMemoryEventBatch(const gpustall::trace::MemoryEventBatch& b,

@@ -18,7 +18,9 @@
 #define GPUSTALL_PROTO_BATCH_CODEC_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proto/gstrace.pb.h"
@@ -105,12 +107,41 @@ class NvtxRangeBatchEncoder {
   uint64_t prev_start_ = 0;
 };
 
+// An allocator whose resize() leaves the new records unwritten (a vector's value-initialising
+// construct does nothing; every other construct is the ordinary one). For the reader's vectors
+// of the two high-volume kinds: their decoders write every field of each record they append, so
+// zero-filling first cost a second pass over tens of KiB per batch (4.5% of the analysis,
+// BENCHMARKS.md "Reader and analyzer throughput"). Never emplace_back() with no arguments into
+// such a vector: the record would hold garbage.
+template <typename T>
+struct UnfilledAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UnfilledAllocator<U>;
+  };
+  UnfilledAllocator() = default;
+  template <typename U>
+  UnfilledAllocator(const UnfilledAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U*) noexcept {}
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using ApiCallRecords = std::vector<ApiCallRecord, UnfilledAllocator<ApiCallRecord>>;
+using GpuActivityRecords = std::vector<GpuActivityRecord, UnfilledAllocator<GpuActivityRecord>>;
+
 // Decoders: append the batch's records to `*out` and return true, or return false with `*error`
 // set and `*out` unchanged when the batch breaks the column rules.
 bool DecodeApiCallBatch(const gpustall::trace::ApiCallBatch& batch,
                         std::vector<ApiCallRecord>* out, std::string* error);
+bool DecodeApiCallBatch(const gpustall::trace::ApiCallBatch& batch, ApiCallRecords* out,
+                        std::string* error);
 bool DecodeGpuActivityBatch(const gpustall::trace::GpuActivityBatch& batch,
                             std::vector<GpuActivityRecord>* out, std::string* error);
+bool DecodeGpuActivityBatch(const gpustall::trace::GpuActivityBatch& batch, GpuActivityRecords* out,
+                            std::string* error);
 bool DecodeMemoryEventBatch(const gpustall::trace::MemoryEventBatch& batch,
                             std::vector<MemoryEventRecord>* out, std::string* error);
 bool DecodeSampleBatch(const gpustall::trace::SampleBatch& batch, std::vector<SampleRecord>* out,

@@ -94,8 +94,9 @@ struct ReadStats {
 struct ChunkEvents {
   uint64_t sequence = 0;
   uint64_t offset = 0;              // file offset of the chunk's frame
-  std::vector<trace::ApiCallRecord> api_calls;   // api_class filled from the function table
-  std::vector<trace::GpuActivityRecord> activities;
+  // (Vectors whose resize leaves records unwritten, batch_codec.h: a std::vector's interface.)
+  trace::ApiCallRecords api_calls;   // api_class filled from the function table
+  trace::GpuActivityRecords activities;
   std::vector<trace::MemoryEventRecord> memory_events;
   std::vector<trace::SampleRecord> samples;
   std::vector<trace::NvtxRangeRecord> nvtx_ranges;
