@@ -55,7 +55,8 @@ void PrintCapture(std::ostream& out, const std::string& what, const pb::CaptureI
       << " native_stacks=" << c.native_stacks() << " stack_depth=" << c.stack_depth()
       << " stack_method=" << Quote(c.stack_method()) << " python_stacks=" << c.python_stacks()
       << " sampling=" << c.sampling() << " sample_period_ns=" << c.sample_period_ns()
-      << " nvtx=" << c.nvtx() << "\n";
+      << " nvtx=" << c.nvtx() << " host_waits=" << c.host_waits()
+      << " host_wait_min_ns=" << c.host_wait_min_ns() << "\n";
   for (const std::string& b : c.blind_spots()) out << what << ".blind_spot " << Quote(b) << "\n";
 }
 
@@ -70,7 +71,7 @@ void PrintDevice(std::ostream& out, const std::string& what, const pb::DeviceInf
 void PrintStats(std::ostream& out, const std::string& what, const pb::Stats& s) {
   out << what << " time_ns=" << s.time_ns() << " api_calls=" << s.api_calls_recorded()
       << " activities=" << s.activities_recorded() << " samples=" << s.samples_recorded()
-      << " ring_dropped=" << s.ring_dropped() << " cupti_dropped=" << s.cupti_dropped()
+      << " host_waits=" << s.host_waits_recorded() << " ring_dropped=" << s.ring_dropped() << " cupti_dropped=" << s.cupti_dropped()
       << " other_dropped=" << s.other_dropped() << " samples_dropped=" << s.samples_dropped()
       << " stacks_truncated=" << s.stacks_truncated()
       << " activities_without_time=" << s.activities_without_time()

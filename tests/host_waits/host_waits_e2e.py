@@ -166,6 +166,13 @@ def case_sync_heavy(args):
           "a 6 ms sleep recorded as %s ns" % [w["dur"] for w in sleeps if not 6 * MS <= w["dur"] < 100 * MS][:3])
     no_wait_inside_a_cuda_call("sync_heavy", ws, api_calls(lines))
     check(not any(BLIND_SPOT in l for l in lines), "LD_PRELOAD: the header says host waits are a blind spot")
+    # The capture info says waits were traced and from which length; the final counters count them.
+    check(any(l.startswith("header.capture ") and " host_waits=1 host_wait_min_ns=1000000" in l for l in lines),
+          "the header's capture info does not say host_waits=1 host_wait_min_ns=1000000: %s" % (
+              [l for l in lines if l.startswith("header.capture ")][:1]))
+    end = [l for l in lines if l.startswith("end.stats ")]
+    check(end and (" host_waits=%d " % len(ws)) in end[0],
+          "end.stats does not count the %d recorded waits: %s" % (len(ws), end[:1]))
 
 
 BLIND_SPOT = 'header.capture.blind_spot "host waits:'
@@ -187,6 +194,8 @@ def case_threshold(args):
     _, lines = run(args, "off", cmd, {"GS_SAMPLE_HZ": "0", "GS_HOST_WAITS": "0"})
     check('header.setting HOST_WAITS="0"' in lines, "the header does not carry GS_HOST_WAITS")
     check(not waits(lines), "GS_HOST_WAITS=0: %d waits recorded" % len(waits(lines)))
+    check(any(l.startswith("header.capture ") and " host_waits=0 " in l for l in lines),
+          "GS_HOST_WAITS=0: the header's capture info does not say host_waits=0")
 
 
 def expect_waits(label, ws, state, functions, blockers, least):
