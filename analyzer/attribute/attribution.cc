@@ -24,13 +24,8 @@ void IdleAttribution::ChargeGap(uint32_t device, const IntervalVerdict& v) {
   host_exact_ns_ += v.host_exact_ns;
   ++dominant_[static_cast<int>(v.cause)];
   for (const Charge& c : v.charges) {
-    // Consecutive gaps mostly charge the same stacks: a one-entry cache saves the hash lookup
-    // (reset on insertion, which may move entries).
-    if (c.key != charge_cache_key_ || charge_cache_ == nullptr) {
-      charge_cache_ = &charges_[c.key];
-      charge_cache_key_ = c.key;
-    }
-    (*charge_cache_)[static_cast<int>(c.cause)] += c.ns;
+    // Consecutive gaps mostly charge the same few stacks: the cache saves the hash lookup.
+    charge_cache_.Get(charges_, c.key)[static_cast<int>(c.cause)] += c.ns;
     if (c.cause == Cause::kHostWork && c.state != HostState::kUnsampled)
       state_charges_[static_cast<int>(c.state)][c.key] += c.ns;
   }
@@ -63,12 +58,7 @@ void IdleAttribution::ChargeGap(uint32_t device, const IntervalVerdict& v) {
     case GapRule::kHostLate: ++intervals_.host_late; break;
   }
   if (v.has_resume) {
-    uint64_t key = ChargeKey(*v.resume);
-    if (resume_cache_ == nullptr || key != resume_cache_key_) {
-      resume_cache_ = &resume_sites_[key];
-      resume_cache_key_ = key;
-    }
-    SiteAcc& s = *resume_cache_;
+    SiteAcc& s = resume_cache_.Get(resume_sites_, ChargeKey(*v.resume));
     s.ns += len;
     ++s.count;
     s.function = v.resume->function;
