@@ -128,6 +128,47 @@ TEST(DwarfLineTableTest, RowAtTheEndAddressCoversNothing) {
   EXPECT_EQ(table.Find(0x1014), nullptr) << "code after the sequence got line " << table.Find(0x1014)->line;
 }
 
+// Sequences out of address order are put in order as wholes, and a row that repeats its
+// predecessor's file:line is not kept (the row before answers for its addresses).
+TEST(DwarfLineTableTest, SequencesOutOfOrderAndRepeatedRows) {
+  const uint8_t program[] = {
+      4, 0,                                     // version 4
+      0, 0, 0, 0,                               // header_length (patched below)
+      1, 1, 1,                                  // min_inst_length, max_ops, default_is_stmt
+      static_cast<uint8_t>(-5), 14, 13,         // line_base, line_range, opcode_base
+      0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1,       // standard_opcode_lengths
+      0,                                        // include_directories: none
+      'a', '.', 'c', 0, 0, 0, 0,                // file 1: "a.c"
+      0,                                        // end of file_names
+      0, 9, 2, 0x00, 0x20, 0, 0, 0, 0, 0, 0,    // DW_LNE_set_address 0x2000
+      3, 9, 1,                                  // line 10, row (0x2000, 10)
+      2, 8, 1,                                  // row (0x2008, 10): repeats, not kept
+      2, 8, 3, 2, 1,                            // row (0x2010, 12)
+      2, 0x10, 0, 1, 1,                         // end_sequence at 0x2020
+      0, 9, 2, 0x00, 0x10, 0, 0, 0, 0, 0, 0,    // DW_LNE_set_address 0x1000 (a lower address)
+      3, 4, 1,                                  // line 5, row (0x1000, 5)
+      2, 0x10, 0, 1, 1,                         // end_sequence at 0x1010
+  };
+  std::vector<uint8_t> unit(4 + sizeof(program));
+  const uint32_t unit_length = sizeof(program);
+  memcpy(unit.data(), &unit_length, 4);
+  memcpy(unit.data() + 4, program, sizeof(program));
+  const uint32_t header_length = 6 + 12 + 1 + 7 + 1;
+  memcpy(unit.data() + 4 + 2, &header_length, 4);
+  DwarfLineTable table;
+  table.Load(Span{unit.data(), unit.size()}, Span{}, Span{});
+  EXPECT_EQ(table.row_count(), 5u);  // (0x1000, 5), end, (0x2000, 10), (0x2010, 12), end
+  ASSERT_NE(table.Find(0x1004), nullptr);
+  EXPECT_EQ(table.Find(0x1004)->line, 5u);
+  EXPECT_EQ(table.Find(0x1014), nullptr);
+  ASSERT_NE(table.Find(0x200c), nullptr);
+  EXPECT_EQ(table.Find(0x200c)->line, 10u);
+  ASSERT_NE(table.Find(0x2014), nullptr);
+  EXPECT_EQ(table.Find(0x2014)->line, 12u);
+  EXPECT_EQ(table.file(table.Find(0x2014)->file_index), "a.c");
+  EXPECT_EQ(table.Find(0x2020), nullptr);
+}
+
 TEST(SymbolizerTest, ReadsDwarf4LineTables) {
   ModuleMap map;
   map.Refresh();
