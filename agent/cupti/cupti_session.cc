@@ -212,10 +212,13 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
   auto* session = static_cast<CuptiSession*>(userdata);
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || session == nullptr || cbdata == nullptr) return;
   if (session->state_.load(std::memory_order_acquire) != kRunning) return;
-  session->HandleRuntimeCallback(cbid, static_cast<const CUpti_CallbackData*>(cbdata));
+  session->HandleRuntimeCallback(cbid, static_cast<const CUpti_CallbackData*>(cbdata),
+                                 CallSite{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                                          reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())});
 }
 
-void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+                                         const CallSite& site) {
   CaptureThreadState& thread = ThisThreadCaptureState();
   if (thread.interposer_depth > 0) {
     // Inside a shim wrapper (or the agent's own CUDA work): the wrapper records the call; it only
@@ -252,8 +255,11 @@ void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_Call
   event.exit_ns = exit_ns;
   event.correlation_id = data->correlationId;
   // Frames to skip: this function and OnCallback; the runtime's own frames stay (they are few and
-  // show where the call came from, e.g. a library's embedded runtime).
-  recorder_->RecordApiCall(event, options_.capture_stacks, 2);
+  // show where the call came from, e.g. a library's embedded runtime). The site is OnCallback's:
+  // the first PC kept is its return address, so the same dispatcher frame at the same stack pointer
+  // with every caller's return address still in its slot reuses the last unwind (exact by the
+  // same argument as a wrapper's site; the Python frames are read afresh for every record).
+  recorder_->RecordApiCallFrom(event, options_.capture_stacks, 2, site);
 }
 
 void CUPTIAPI CuptiSession::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {

@@ -81,12 +81,17 @@ class CuptiSession {
   // Callbacks on/off for every recorded runtime function of the shim's table.
   void EnableRuntimeCallbacks(bool enable);
 
-  static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                  const void* cbdata);
+  __attribute__((noinline)) static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                                            CUpti_CallbackId cbid, const void* cbdata);
   static void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
                                          size_t size, size_t valid_size);
-  void HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+  // `site`: OnCallback's return address into CUPTI's dispatcher and its stack pointer, the call
+  // site of the record (ring_recorder.h, "Stack reuse"): a loop that calls the runtime past the
+  // shim's wrappers (Python's ctypes) then unwinds once per site, not once per call. Not inlined,
+  // so that the two frames the record skips are this function and OnCallback.
+  __attribute__((noinline)) void HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+                                                       const CallSite& site);
   void ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size);
   uint32_t DeviceOf(CUcontext context);
   std::string ResultName(CUptiResult result) const;

@@ -21,8 +21,10 @@
 // would need stale copies of every return address left at the old slots to be missed). A miss, or a
 // PC not found within 256 KiB of stack, unwinds as before. Cost of a hit: a search of 8 sites, one
 // load and compare per frame and one copy. Nothing to invalidate on dlopen/dlclose: the reused PCs
-// are exactly the values the unwinder would read from those slots. Calls without a site (CUPTI's
-// callback, tests) always unwind.
+// are exactly the values the unwinder would read from those slots. CUPTI's runtime callback (calls
+// that bypass the wrappers, e.g. Python's ctypes) passes its own site, the callback's return address
+// into CUPTI's dispatcher and its stack pointer (cupti_session.cc); calls without a site (tests)
+// always unwind. Python frames are never reused: they are read afresh for every record.
 //
 // Lifetime: lives in static storage for the life of the process (threads that raced with
 // shutdown may still call it). Tests may destroy one once no thread uses it.
