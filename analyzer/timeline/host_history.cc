@@ -1,6 +1,7 @@
 #include "analyzer/timeline/host_history.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace gs::analyzer {
 
@@ -9,9 +10,13 @@ constexpr uint32_t kPrefetchAhead = 16;
 }  // namespace
 
 HostHistory::HostHistory(uint32_t correlation_slots_log2, size_t max_calls_per_thread)
-    : ring_(size_t{1} << correlation_slots_log2),
+    : ring_(static_cast<ApiCall*>(std::calloc(size_t{1} << correlation_slots_log2, sizeof(ApiCall)))),
       mask_((1u << correlation_slots_log2) - 1),
-      max_calls_(max_calls_per_thread) {}
+      max_calls_(max_calls_per_thread) {
+  // All-zero bytes are a valid ApiCall (an aggregate of integers and enums) with correlation 0.
+  static_assert(std::is_trivially_copyable_v<ApiCall> && std::is_trivially_destructible_v<ApiCall>);
+  if (ring_ == nullptr) throw std::bad_alloc();
+}
 
 void HostHistory::AddCall(const ApiCall& call) {
   if (call.correlation != 0 && IsEnqueue(call.api_class)) {

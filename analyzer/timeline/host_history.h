@@ -13,6 +13,9 @@
 #define GPUSTALL_ANALYZER_TIMELINE_HOST_HISTORY_H_
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -65,7 +68,12 @@ class HostHistory {
   // Enqueue calls by correlation id & mask_. A slot never written holds correlation 0, which no
   // lookup asks for: no "used" flag (80-byte slots, not 88: the ring is tens of MiB written
   // once per call, and each slot's store is a cache miss).
-  std::vector<ApiCall> ring_;
+  // calloc'd, not a vector: zero pages the trace never reaches (a short trace uses a few of the
+  // 2^19 slots) are never touched, and nothing is written before the first call.
+  struct FreeRing {
+    void operator()(ApiCall* p) const { std::free(p); }
+  };
+  std::unique_ptr<ApiCall[], FreeRing> ring_;
   uint32_t mask_;
   size_t max_calls_;
   uint64_t folded_ = 0;
