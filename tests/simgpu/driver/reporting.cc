@@ -32,6 +32,13 @@ TruthLog& Truth() {
   return *t;
 }
 
+// Whether the log is open (set once, under the lock, by TruthOpen at initialisation). Asked without
+// the lock: the device thread asks for every op and the submitting thread for every API call, and
+// NVIDIA's runtime and CUPTI take no process-wide lock per op for a log that does not exist, so a
+// tool measured on simgpu must not pay one either (the agent's cost on launch-bound loops,
+// BENCHMARKS.md). Only a true answer leads to the lock, which then checks the fd again.
+std::atomic<bool> g_truth_open{false};
+
 void AppendEscaped(std::string* out, const char* s) {
   out->push_back('"');
   for (; s && *s; ++s) {
@@ -189,15 +196,12 @@ void TruthOpen(const std::string& path) {
   std::lock_guard<std::mutex> lock(t.mu);
   t.fd = open(p.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (t.fd < 0) std::fprintf(stderr, "simgpu: cannot open SIMGPU_TRUTH=%s\n", p.c_str());
+  g_truth_open.store(t.fd >= 0, std::memory_order_release);
 }
 
 bool TruthApiEnabled() { return GetConfig().truth_api && TruthEnabled(); }
 
-bool TruthEnabled() {
-  TruthLog& t = Truth();
-  std::lock_guard<std::mutex> lock(t.mu);
-  return t.fd >= 0;
-}
+bool TruthEnabled() { return g_truth_open.load(std::memory_order_acquire); }
 
 void TruthAppend(const std::string& json_object) {
   TruthLog& t = Truth();
@@ -208,6 +212,7 @@ void TruthAppend(const std::string& json_object) {
 }
 
 bool TruthFlushDue() {
+  if (!TruthEnabled()) return false;  // nothing is ever buffered without a log
   TruthLog& t = Truth();
   std::lock_guard<std::mutex> lock(t.mu);
   return t.buffer.size() >= (256u << 10);  // a device that never idles still writes its log
