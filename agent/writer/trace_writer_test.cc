@@ -80,6 +80,7 @@ __attribute__((noinline)) void RecordFromHere(Recorder& recorder, uint64_t t) {
   __asm__ volatile("" ::: "memory");
 }
 
+volatile int g_not_folded_writer = 0;
 int g_wait_line = 0;
 __attribute__((noinline)) void WaitFromHere(Recorder& recorder, uint64_t t, uint16_t function, HostWaitState state) {
   HostWaitEvent e{};
@@ -265,6 +266,73 @@ TEST(TraceWriterTest, EventsRoundTripThroughTheReader) {
   ASSERT_NE(r.end(), nullptr);
   EXPECT_EQ(r.end()->reason(), pb::END_REASON_EXIT);
   unlink(path.c_str());
+}
+
+__attribute__((noinline)) void RecordFromThere(Recorder& recorder, uint64_t t) {
+  g_not_folded_writer = 1;  // not identical to RecordFromHere
+  recorder.RecordApiCall(Copy(t), true, 0);
+  __asm__ volatile("" ::: "memory");
+}
+
+// Every record of the test below comes through here, so that "here" has one stack each time.
+__attribute__((noinline)) void RecordStep(Recorder& recorder, char step, uint64_t t) {
+  if (step == 'h') {
+    RecordFromHere(recorder, t);
+  } else if (step == 't') {
+    RecordFromThere(recorder, t);
+  } else {
+    recorder.RecordApiCall(Copy(t), false, 0);
+  }
+  __asm__ volatile("" ::: "memory");
+}
+
+// A record with the same stack words as its ring's previous one takes that record's stack id
+// without interning (TraceWriter::LastStack); any other record is interned as before.
+TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
+  Rig rig;
+  const std::string path = TempPath("repeats.gstrace");
+  std::string error;
+  auto file = CreateTraceFile(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  RingRecorder& recorder = *rig.recorder;
+  ASSERT_TRUE(writer.Start(Header()));
+  // 10 x here (9 repeats), there, here (known, but not the previous record's), no stack, here; then,
+  // in the next drain, here again (a repeat: the ring's last stack is kept across drains).
+  const char kSteps[] = "hhhhhhhhhhthnh|h";
+  for (int i = 0; kSteps[i] != 0; ++i) {
+    if (kSteps[i] == '|') {
+      writer.Drain();
+      ASSERT_TRUE(writer.FlushChunk());
+      continue;
+    }
+    RecordStep(recorder, kSteps[i], 1000000 + static_cast<uint64_t>(i) * 1000);
+  }
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
+  EXPECT_EQ(writer.stack_repeats(), 10u);
+
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::vector<trace::ApiCallRecord> calls;
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = (*opened)->Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    calls.insert(calls.end(), events.api_calls.begin(), events.api_calls.end());
+  }
+  ASSERT_EQ(calls.size(), 15u);
+  const uint32_t here = calls[0].stack;
+  ASSERT_NE(here, 0u);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(calls[i].stack, here) << i;
+  EXPECT_NE(calls[10].stack, 0u);
+  EXPECT_NE(calls[10].stack, here);
+  EXPECT_EQ(calls[11].stack, here);
+  EXPECT_EQ(calls[12].stack, 0u);
+  EXPECT_EQ(calls[13].stack, here);
+  EXPECT_EQ(calls[14].stack, here);
+  EXPECT_THAT((*opened)->tables().DescribeStack(calls[10].stack), HasSubstr("RecordFromThere"));
 }
 
 TEST(TraceWriterTest, FileCutAtAnyByteKeepsEveryCompleteChunk) {
