@@ -36,7 +36,7 @@ TraceWriter::TraceWriter(RingRecorder* recorder, std::unique_ptr<TraceFile> file
                          ApiNameFunction api_names, uint64_t memory_bound)
     : recorder_(recorder), file_(std::move(file)), api_names_(api_names), memory_bound_(memory_bound) {
   ring_serial_seen_.assign(recorder_->pool().ring_count(), 0);
-  last_stacks_.resize(recorder_->pool().ring_count());
+  recent_stacks_.resize(recorder_->pool().ring_count());
 }
 
 TraceWriter::~TraceWriter() = default;
@@ -115,42 +115,53 @@ void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
     tables_changed_ = true;
   }
   const uint64_t tid = ring.tid;
-  LastStack* last = &last_stacks_[index];
+  RecentStacks* recent = &recent_stacks_[index];
   ring.ring.Drain([&](const RingRecordHeader& record) {
     if (record.type == kRingApiCall) {
-      AddApiCall(tid, RingRecorder::View(record), last);
+      AddApiCall(tid, RingRecorder::View(record), recent);
     } else if (record.type == kRingHostWait) {
-      AddHostWait(tid, RingRecorder::ViewHostWait(record), last);
+      AddHostWait(tid, RingRecorder::ViewHostWait(record), recent);
     }
   });
 }
 
-uint32_t TraceWriter::InternRecordStack(const StackView& s, LastStack* last) {
+bool TraceWriter::SameStack(const RecentStack& c, const StackView& s, size_t pcs, size_t py) {
+  return c.pc_count == s.pc_count && c.python_count == s.python_count && c.truncated == s.truncated &&
+         c.python_truncated == s.python_truncated &&
+         (pcs == 0 || std::memcmp(c.raw.data(), s.pcs, pcs * sizeof(uint64_t)) == 0) &&
+         (py == 0 || std::memcmp(c.raw.data() + pcs, s.python, py * sizeof(uint64_t)) == 0);
+}
+
+uint32_t TraceWriter::InternRecordStack(const StackView& s, RecentStacks* recent) {
   static_assert(sizeof(PythonFrameRef) == sizeof(uint64_t), "one word per Python frame");
   const size_t pcs = s.pc_count > 0 ? static_cast<size_t>(s.pc_count) : 0;
   const size_t py = s.python_count > 0 ? static_cast<size_t>(s.python_count) : 0;
-  if (last->pc_count == s.pc_count && last->python_count == s.python_count && last->truncated == s.truncated &&
-      last->python_truncated == s.python_truncated &&
-      (pcs == 0 || std::memcmp(last->raw.data(), s.pcs, pcs * sizeof(uint64_t)) == 0) &&
-      (py == 0 || std::memcmp(last->raw.data() + pcs, s.python, py * sizeof(uint64_t)) == 0)) {
+  for (uint32_t k = 0; k < RecentStacks::kEntries; ++k) {
+    const uint32_t i = (recent->last_hit + k) % RecentStacks::kEntries;
+    const RecentStack& c = recent->entries[i];
+    if (!SameStack(c, s, pcs, py)) continue;
+    recent->last_hit = i;
     // What InternStack would have counted.
-    if (last->id != 0 && (s.truncated || s.python_truncated)) ++stacks_truncated_;
+    if (c.id != 0 && (s.truncated || s.python_truncated)) ++stacks_truncated_;
     ++stack_repeats_;
-    return last->id;
+    return c.id;
   }
   const uint32_t id = InternStack(s);
-  last->raw.resize(pcs + py);
-  if (pcs > 0) std::memcpy(last->raw.data(), s.pcs, pcs * sizeof(uint64_t));
-  if (py > 0) std::memcpy(last->raw.data() + pcs, s.python, py * sizeof(uint64_t));
-  last->pc_count = s.pc_count;
-  last->python_count = s.python_count;
-  last->truncated = s.truncated;
-  last->python_truncated = s.python_truncated;
-  last->id = id;
+  const uint32_t i = recent->next++ % RecentStacks::kEntries;
+  RecentStack& c = recent->entries[i];
+  c.raw.resize(pcs + py);
+  if (pcs > 0) std::memcpy(c.raw.data(), s.pcs, pcs * sizeof(uint64_t));
+  if (py > 0) std::memcpy(c.raw.data() + pcs, s.python, py * sizeof(uint64_t));
+  c.pc_count = s.pc_count;
+  c.python_count = s.python_count;
+  c.truncated = s.truncated;
+  c.python_truncated = s.python_truncated;
+  c.id = id;
+  recent->last_hit = i;
   return id;
 }
 
-void TraceWriter::AddHostWait(uint64_t tid, const HostWaitView& wait, LastStack* last) {
+void TraceWriter::AddHostWait(uint64_t tid, const HostWaitView& wait, RecentStacks* recent) {
   const HostWaitEvent& e = *wait.event;
   trace::HostWaitRecord r;
   r.start_ns = e.enter_ns;
@@ -167,7 +178,7 @@ void TraceWriter::AddHostWait(uint64_t tid, const HostWaitView& wait, LastStack*
   // The same interning as an API call's stack: one table, Python frames merged.
   r.stack = InternRecordStack(StackView{wait.pcs, wait.pc_count, wait.truncated, wait.python, wait.python_count,
                                          wait.python_truncated},
-                              last);
+                              recent);
   auto [it, inserted] = wait_batch_of_thread_.try_emplace(tid, wait_encoders_.size());
   if (inserted) {
     wait_encoders_.emplace_back();
@@ -178,7 +189,7 @@ void TraceWriter::AddHostWait(uint64_t tid, const HostWaitView& wait, LastStack*
   ++records_in_chunk_;
 }
 
-void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call, LastStack* last) {
+void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks* recent) {
   const ApiCallEvent& e = *call.event;
   trace::ApiCallRecord r;
   r.enter_ns = e.enter_ns;
@@ -190,7 +201,7 @@ void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call, LastStack* l
   r.correlation_id = e.correlation_id;
   r.stack = InternRecordStack(StackView{call.pcs, call.pc_count, call.truncated, call.python, call.python_count,
                                          call.python_truncated},
-                              last);
+                              recent);
   r.result = e.result;
   r.device = e.device;
   r.copy_kind = e.copy_kind;

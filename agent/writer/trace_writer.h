@@ -68,27 +68,35 @@ class TraceWriter final : private ChunkBuilder {
   bool failed() const { return failed_; }
   const std::string& error() const { return error_; }
   uint64_t bytes_written() const { return bytes_written_; }
-  // Ring records whose stack id came from their ring's previous record (LastStack); for tests.
+  // Ring records whose stack id came from one of their ring's recent stacks (RecentStacks); for tests.
   uint64_t stack_repeats() const { return stack_repeats_; }
   uint64_t chunks_written() const { return chunks_written_; }
 
  private:
-  // The stack of a ring's last record, raw (native PCs, then Python frame refs, as recorded) and its
-  // interned id: a thread that records from one place again and again (a launch loop, whose stacks
-  // the recorder reuses) gets the id by one compare instead of a merge and a hash lookup. Exact: the
-  // id is a function of the raw words (frame keys are PCs and never-reused Python code ids).
-  struct LastStack {
+  // The stacks of a ring's recent records, raw (native PCs, then Python frame refs, as recorded),
+  // with their interned ids: a thread that records from a few places again and again (a launch
+  // loop through four kernel stubs, whose stacks the recorder reuses) gets the id by a compare
+  // instead of a merge and a hash lookup. Exact: the id is a function of the raw words (frame keys
+  // are PCs and never-reused Python code ids).
+  struct RecentStack {
     std::vector<uint64_t> raw;  // pc_count PCs, then python_count PythonFrameRefs
     int pc_count = -1;          // -1: nothing cached
     int python_count = 0;
     bool truncated = false, python_truncated = false;
     uint32_t id = 0;
   };
+  struct RecentStacks {
+    static constexpr uint32_t kEntries = 8;  // as many as the recorder's reuse sites
+    RecentStack entries[kEntries];
+    uint32_t next = 0;      // replaced next (round robin)
+    uint32_t last_hit = 0;  // tried first
+  };
+  static bool SameStack(const RecentStack& cached, const StackView& stack, size_t pcs, size_t python);
 
   void DrainRing(size_t index, ThreadRing& ring);
-  void AddApiCall(uint64_t tid, const ApiCallView& call, LastStack* last);
-  void AddHostWait(uint64_t tid, const HostWaitView& wait, LastStack* last);
-  uint32_t InternRecordStack(const StackView& stack, LastStack* last);
+  void AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks* recent);
+  void AddHostWait(uint64_t tid, const HostWaitView& wait, RecentStacks* recent);
+  uint32_t InternRecordStack(const StackView& stack, RecentStacks* recent);
   void DrainActivities();
   // --- ChunkBuilder (for contributors) ---
   gpustall::trace::Chunk* chunk() override { return &chunk_; }
@@ -127,7 +135,7 @@ class TraceWriter final : private ChunkBuilder {
   std::vector<PendingActivity> activities_;
   std::vector<uint32_t> activity_name_ids_;  // name_index -> string id (0: not yet interned)
   std::vector<uint64_t> ring_serial_seen_;   // per ring slot: owner_serial already described
-  std::vector<LastStack> last_stacks_;       // per ring slot
+  std::vector<RecentStacks> recent_stacks_;  // per ring slot
   uint64_t stack_repeats_ = 0;
   std::vector<ChunkContributor*> contributors_;
 

@@ -286,8 +286,8 @@ __attribute__((noinline)) void RecordStep(Recorder& recorder, char step, uint64_
   __asm__ volatile("" ::: "memory");
 }
 
-// A record with the same stack words as its ring's previous one takes that record's stack id
-// without interning (TraceWriter::LastStack); any other record is interned as before.
+// A record with the same stack words as one of its ring's recent records takes that record's stack
+// id without interning (TraceWriter::RecentStacks); any other record is interned as before.
 TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
   Rig rig;
   const std::string path = TempPath("repeats.gstrace");
@@ -297,9 +297,10 @@ TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
   TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
   RingRecorder& recorder = *rig.recorder;
   ASSERT_TRUE(writer.Start(Header()));
-  // 10 x here (9 repeats), there, here (known, but not the previous record's), no stack, here; then,
-  // in the next drain, here again (a repeat: the ring's last stack is kept across drains).
-  const char kSteps[] = "hhhhhhhhhhthnh|h";
+  // 10 x here (9 repeats), there (new), here (a repeat: recent, though not the previous record's),
+  // no stack (new), here (repeat); then, in the next drain, here, no stack and there again (3
+  // repeats: a ring's recent stacks are kept across drains).
+  const char kSteps[] = "hhhhhhhhhhthnh|hnt";
   for (int i = 0; kSteps[i] != 0; ++i) {
     if (kSteps[i] == '|') {
       writer.Drain();
@@ -309,7 +310,7 @@ TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
     RecordStep(recorder, kSteps[i], 1000000 + static_cast<uint64_t>(i) * 1000);
   }
   ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
-  EXPECT_EQ(writer.stack_repeats(), 10u);
+  EXPECT_EQ(writer.stack_repeats(), 14u);
 
   reader::CollectingReporter damage;
   auto opened = reader::TraceReader::Open(path, &damage);
@@ -322,7 +323,7 @@ TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
     if (!*more) break;
     calls.insert(calls.end(), events.api_calls.begin(), events.api_calls.end());
   }
-  ASSERT_EQ(calls.size(), 15u);
+  ASSERT_EQ(calls.size(), 17u);
   const uint32_t here = calls[0].stack;
   ASSERT_NE(here, 0u);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(calls[i].stack, here) << i;
@@ -332,6 +333,8 @@ TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
   EXPECT_EQ(calls[12].stack, 0u);
   EXPECT_EQ(calls[13].stack, here);
   EXPECT_EQ(calls[14].stack, here);
+  EXPECT_EQ(calls[15].stack, 0u);
+  EXPECT_EQ(calls[16].stack, calls[10].stack);
   EXPECT_THAT((*opened)->tables().DescribeStack(calls[10].stack), HasSubstr("RecordFromThere"));
 }
 
