@@ -3,11 +3,11 @@
 //
 // A wrapper is:
 //     real = RealWaitFunction(f)                       one atomic load (resolved at load time)
-//     if (!HostWaitWanted()) return real(args...);     off, the agent's thread, inside CUDA
+//     if (!HostWaitWanted()) return real(args...);     off, the agent's thread, no ring, inside CUDA
 //     t0 = MonotonicNs(); result = real(args...); t1 = MonotonicNs();
 //     if (t1 - t0 >= HostWaitMinNs()) RecordHostWait(f, state, t0, t1, site);   out of line
 //     return result;
-// The fast path is two relaxed loads and two TLS loads; a call that blocked less than the
+// The fast path is three relaxed loads and three TLS loads (one behind a call); a call that blocked less than the
 // threshold adds two vDSO clock reads (no system call, no lock, no allocation). errno and the
 // result are exactly what the real function left: nothing before the call writes errno, the clock
 // does not, and RecordHostWait restores it.
@@ -28,6 +28,7 @@
 #include "agent/capture/host_wait/host_wait.h"
 #include "agent/core/agent_thread.h"
 #include "agent/record/recorder.h"
+#include "agent/record/ring_recorder.h"
 
 namespace gs {
 namespace shim {
@@ -58,9 +59,14 @@ inline void* RealWaitFunction(HostWaitFunction f) {
 // inside a CUDA call or the agent (interposer_depth: the runtime's own waits inside cudaMemcpy
 // belong to the API call, CaptureThreadState::cupti_call_correlation the same for calls only
 // CUPTI saw).
+// A thread that holds no ring records no waits unless every thread is traced
+// (GS_SAMPLE_ALL_THREADS=1: RecordHostWait would claim none), so it skips the two clock reads too:
+// a process's other threads (loader pools, the runtime's own) pay a few loads per call, not ~40 ns.
 inline bool HostWaitWanted() {
   if (!g_host_wait_settings.on.load(std::memory_order_relaxed)) return false;
   if (IsAgentThread()) return false;
+  if (!g_host_wait_settings.any_thread.load(std::memory_order_relaxed) && !RingRecorder::CallingThreadHasRing())
+    return false;
   return !InsideCudaCall(ThisThreadCaptureState());
 }
 

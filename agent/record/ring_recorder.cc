@@ -259,6 +259,8 @@ bool RingRecorder::TakeCaptureMode(std::string* mode, std::string* detail) {
 
 bool RingRecorder::CallingThreadInRecord() { return t_slot.busy; }
 
+bool RingRecorder::CallingThreadHasRing() { return t_slot.ring != nullptr; }
+
 void RingRecorder::DiscardPending() {
   for (size_t i = 0; i < pool_->ring_count(); ++i) {
     ThreadRing& ring = pool_->ring(i);

@@ -107,6 +107,11 @@ class RingRecorder final : public Recorder {
   // sampler's signal handler: a sample that interrupts a record must not unwind or walk Python
   // frames on top of it (libunwind's per-thread cache is not reentrant). Async-signal-safe.
   static bool CallingThreadInRecord();
+  // True when the calling thread holds a ring (it has recorded a call, of this recorder or, before
+  // a fork reset, an older one: Record* still checks which). For the blocking-call wrappers
+  // (shim/host_wait_call.h): a thread without one records no waits unless every thread is traced,
+  // so it need not time its calls at all. Async-signal-safe: one TLS load.
+  static bool CallingThreadHasRing();
   // Decodes a kRingApiCall record in place.
   static ApiCallView View(const RingRecordHeader& record) { return ViewAs<ApiCallEvent>(record); }
   // Decodes a kRingHostWait record in place.

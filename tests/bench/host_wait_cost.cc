@@ -4,6 +4,8 @@
 //
 //   host_wait_cost read  N DEPTH   N reads of 1 byte from /dev/zero (~0.15 us: the wrapper's fast
 //                                  path plus its two clock reads; nothing is recorded)
+//   host_wait_cost other N DEPTH   as `read`, on a thread that makes no CUDA call (whose waits the
+//                                  agent does not record unless GS_SAMPLE_ALL_THREADS=1)
 //   host_wait_cost big   N DEPTH   N reads of 64 KiB from /dev/zero (a few us of kernel time, all
 //                                  CPU: every one is recorded when GS_WAIT_MIN_US=1, so the
 //                                  difference to the default is the cost of one recorded wait,
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -67,8 +70,9 @@ __attribute__((noinline)) Cost TimedLoop(int depth, size_t bytes, int fd, long i
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (std::strcmp(argv[1], "read") != 0 && std::strcmp(argv[1], "big") != 0)) {
-    std::fprintf(stderr, "usage: host_wait_cost read|big [N] [DEPTH]\n");
+  if (argc < 2 || (std::strcmp(argv[1], "read") != 0 && std::strcmp(argv[1], "big") != 0 &&
+                    std::strcmp(argv[1], "other") != 0)) {
+    std::fprintf(stderr, "usage: host_wait_cost read|other|big [N] [DEPTH]\n");
     return 2;
   }
   const size_t bytes = std::strcmp(argv[1], "big") == 0 ? sizeof(g_buffer) : 1;
@@ -81,12 +85,19 @@ int main(int argc, char** argv) {
   }
   const int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 1;
-  TimedLoop(depth, bytes, fd, iterations / 10);  // warm up
   std::vector<double> wall, cpu;
-  for (int r = 0; r < 5; ++r) {
-    const Cost c = TimedLoop(depth, bytes, fd, iterations);
-    wall.push_back(c.wall_ns);
-    cpu.push_back(c.cpu_ns);
+  auto measure = [&] {
+    TimedLoop(depth, bytes, fd, iterations / 10);  // warm up
+    for (int r = 0; r < 5; ++r) {
+      const Cost c = TimedLoop(depth, bytes, fd, iterations);
+      wall.push_back(c.wall_ns);
+      cpu.push_back(c.cpu_ns);
+    }
+  };
+  if (std::strcmp(argv[1], "other") == 0) {
+    std::thread(measure).join();
+  } else {
+    measure();
   }
   std::sort(wall.begin(), wall.end());
   std::sort(cpu.begin(), cpu.end());
