@@ -39,7 +39,6 @@ struct HostWaitSettings {
   std::atomic<bool> on{false};
   std::atomic<uint64_t> min_ns{1000000};
   std::atomic<bool> any_thread{false};
-  std::atomic<bool> capture_stacks{true};
 };
 extern HostWaitSettings g_host_wait_settings;
 

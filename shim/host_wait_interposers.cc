@@ -78,7 +78,7 @@ void RecordHostWait(HostWaitFunction f, HostWaitState state, uint64_t enter_ns, 
   event.function = static_cast<uint16_t>(f);
   event.state = state;
   // Skip this function and the wrapper: the first frame kept is the application's call site.
-  recorder->RecordHostWait(event, g_host_wait_settings.capture_stacks.load(std::memory_order_relaxed), 2, site,
+  recorder->RecordHostWait(event, g_capture_stacks.load(std::memory_order_relaxed), 2, site,
                            g_host_wait_settings.any_thread.load(std::memory_order_relaxed));
   errno = saved_errno;
 }

@@ -36,7 +36,6 @@ gs::CaptureSource* MakeSourceForShim(const gs::Config& config) {
   gs::shim::HostWaitSettings& waits = gs::shim::g_host_wait_settings;
   waits.min_ns.store(static_cast<uint64_t>(config.wait_min_us) * 1000u, std::memory_order_relaxed);
   waits.any_thread.store(config.sample_all_threads, std::memory_order_relaxed);
-  waits.capture_stacks.store(config.stacks != gs::StackMode::kNone, std::memory_order_relaxed);
   waits.on.store(config.host_waits, std::memory_order_relaxed);
   return source;
 }

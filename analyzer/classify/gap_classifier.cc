@@ -41,11 +41,6 @@ inline bool InsideWait(const RingDeque<HostWait>& waits, size_t* cursor, TimeNs 
   return *cursor < waits.size() && waits[*cursor].start_ns <= t;
 }
 
-bool InsideAnyWait(const RingDeque<HostWait>& waits, TimeNs t) {
-  for (size_t k = 0; k < waits.size() && waits[k].start_ns <= t; ++k)
-    if (t < waits[k].end_ns) return true;
-  return false;
-}
 
 }  // namespace
 
@@ -130,7 +125,8 @@ inline void GapClassifier::HostSegment(IntervalVerdict* v, TimeNs a, TimeNs b, c
     while (i < s.size() && s[i].time_ns < a) ++i;  // pruned: the front is near g0
     // The stretch's last sample before a (not taken inside a wait) reaches into it.
     for (size_t k = i; k > 0 && s[k - 1].time_ns >= s0; --k) {
-      if (waits == nullptr || !InsideAnyWait(*waits, s[k - 1].time_ns)) {
+      size_t from_first = 0;  // queried backwards: a fresh cursor each time
+      if (waits == nullptr || !InsideWait(*waits, &from_first, s[k - 1].time_ns)) {
         i = k - 1;
         break;
       }
