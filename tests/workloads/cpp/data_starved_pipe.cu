@@ -78,24 +78,16 @@ int main(int argc, char** argv) {
 
   cudaStream_t stream;
   GSW_CHECK(cudaStreamCreate(&stream));
-  float* pinned[2];
-  cudaEvent_t copied[2];
-  for (int i = 0; i < 2; ++i) {
-    GSW_CHECK(cudaMallocHost(&pinned[i], bytes));
-    GSW_CHECK(cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming));
-  }
+  gsw::PinnedStaging staging(bytes);
   std::vector<char> batch(bytes);
   const uint64_t start = gsw::NowNs();
   uint64_t read_ns = 0;
   for (long step = 0; step < steps; ++step) {
-    const int slot = static_cast<int>(step % 2);
-    if (step >= 2) GSW_CHECK(cudaEventSynchronize(copied[slot]));
+    staging.WaitForSlot(step);
     const uint64_t t0 = gsw::NowNs();
     read_batch_from_pipe(fds[0], batch.data(), bytes);
     read_ns += gsw::NowNs() - t0;
-    std::memcpy(pinned[slot], batch.data(), bytes);
-    GSW_CHECK(cudaMemcpyAsync(model.input(), pinned[slot], bytes, cudaMemcpyHostToDevice, stream));
-    GSW_CHECK(cudaEventRecord(copied[slot], stream));
+    staging.Upload(step, batch.data(), model.input(), stream);
     model.EnqueueStep(stream);
   }
   GSW_CHECK(cudaStreamSynchronize(stream));
@@ -103,10 +95,6 @@ int main(int argc, char** argv) {
   writer.join();
   close(fds[0]);
   close(fds[1]);
-  for (int i = 0; i < 2; ++i) {
-    GSW_CHECK(cudaEventDestroy(copied[i]));
-    GSW_CHECK(cudaFreeHost(pinned[i]));
-  }
   GSW_CHECK(cudaStreamDestroy(stream));
   gsw::Summary("data_starved_pipe")
       .Add("steps", steps)

@@ -84,32 +84,20 @@ int main(int argc, char** argv) {
 
   cudaStream_t stream;
   GSW_CHECK(cudaStreamCreate(&stream));
-  float* pinned[2];
-  cudaEvent_t copied[2];
-  for (int i = 0; i < 2; ++i) {
-    GSW_CHECK(cudaMallocHost(&pinned[i], bytes));
-    GSW_CHECK(cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming));
-  }
+  gsw::PinnedStaging staging(bytes);
   const uint64_t start = gsw::NowNs();
   uint64_t get_ns = 0;
   for (long step = 0; step < steps; ++step) {
-    const int slot = static_cast<int>(step % 2);
-    if (step >= 2) GSW_CHECK(cudaEventSynchronize(copied[slot]));
+    staging.WaitForSlot(step);
     const uint64_t t0 = gsw::NowNs();
     const std::vector<char> batch = get_batch_from_workers(&queue);
     get_ns += gsw::NowNs() - t0;
-    std::memcpy(pinned[slot], batch.data(), bytes);
-    GSW_CHECK(cudaMemcpyAsync(model.input(), pinned[slot], bytes, cudaMemcpyHostToDevice, stream));
-    GSW_CHECK(cudaEventRecord(copied[slot], stream));
+    staging.Upload(step, batch.data(), model.input(), stream);
     model.EnqueueStep(stream);
   }
   GSW_CHECK(cudaStreamSynchronize(stream));
   const uint64_t end = gsw::NowNs();
   for (std::thread& t : loaders) t.join();
-  for (int i = 0; i < 2; ++i) {
-    GSW_CHECK(cudaEventDestroy(copied[i]));
-    GSW_CHECK(cudaFreeHost(pinned[i]));
-  }
   GSW_CHECK(cudaStreamDestroy(stream));
   gsw::Summary("data_starved_queue")
       .Add("steps", steps)

@@ -1,5 +1,6 @@
 // workload.h — what every C++ training-loop workload shares: flags, error checks, the clock, real
-// CPU work of a given length, simulated kernel durations, and the one-line summary.
+// CPU work of a given length, simulated kernel durations, double-buffered pinned uploads, and the
+// one-line summary.
 //
 // Each workload is one .cu file (one translation unit) compiled by nvcc with --cudart=shared, so
 // this header is header-only. Nothing here is planted: the planted functions live in the .cu
@@ -190,6 +191,44 @@ class Summary {
     return *this;
   }
   std::string line_;
+};
+
+// Two pinned staging buffers for a loop that uploads one host batch per step (the loader hands
+// over pageable memory; the step copies it into pinned memory and enqueues the upload): a slot is
+// reused once the copy that read it two steps before has finished (its event).
+class PinnedStaging {
+ public:
+  explicit PinnedStaging(size_t bytes) : bytes_(bytes) {
+    for (int i = 0; i < 2; ++i) {
+      GSW_CHECK(cudaMallocHost(&pinned_[i], bytes));
+      GSW_CHECK(cudaEventCreateWithFlags(&copied_[i], cudaEventDisableTiming));
+    }
+  }
+  ~PinnedStaging() {
+    for (int i = 0; i < 2; ++i) {
+      GSW_CHECK(cudaEventDestroy(copied_[i]));
+      GSW_CHECK(cudaFreeHost(pinned_[i]));
+    }
+  }
+  PinnedStaging(const PinnedStaging&) = delete;
+  PinnedStaging& operator=(const PinnedStaging&) = delete;
+
+  // Blocks until step's slot is free (its copy of two steps before has finished).
+  void WaitForSlot(long step) {
+    if (step >= 2) GSW_CHECK(cudaEventSynchronize(copied_[step % 2]));
+  }
+  // Copies `batch` (bytes_ of it) into step's slot and enqueues its upload to `device` on `stream`.
+  void Upload(long step, const void* batch, void* device, cudaStream_t stream) {
+    const int slot = static_cast<int>(step % 2);
+    std::memcpy(pinned_[slot], batch, bytes_);
+    GSW_CHECK(cudaMemcpyAsync(device, pinned_[slot], bytes_, cudaMemcpyHostToDevice, stream));
+    GSW_CHECK(cudaEventRecord(copied_[slot], stream));
+  }
+
+ private:
+  size_t bytes_;
+  void* pinned_[2] = {};
+  cudaEvent_t copied_[2] = {};
 };
 
 }  // namespace gsw
