@@ -135,36 +135,7 @@ TEST(AnalyzeTracesTest, AScriptInsideSitePackagesIsTheUsersCode) {
   copy.insert(copy.end(), script.begin(), script.end());
   copy.insert(copy.end(), entry.begin(), entry.end());
   const uint32_t copy_stack = b->InternStack(copy);
-  const uint32_t memcpy_fn = b->InternApiFunction("cudaMemcpyAsync", tr::API_CLASS_MEMCPY);
-  b->AddThread(100, "python", true);
-  constexpr uint64_t kMs = 1'000'000;
-  uint64_t now = 5'000'000'000;
-  for (uint32_t step = 1; step <= 8; ++step) {
-    now += 20 * kMs;  // load_batch's CPU work: no CUDA call
-    gs::trace::ApiCallRecord c;
-    c.thread_id = 100;
-    c.enter_ns = now;
-    c.exit_ns = now + kMs / 10;
-    c.function = memcpy_fn;
-    c.stack = copy_stack;
-    c.correlation_id = step;
-    c.stream = 7;
-    c.bytes = 1 << 20;
-    c.copy_kind = 1;
-    c.flags = 1;
-    b->AddApiCall(c);
-    gs::trace::GpuActivityRecord a;
-    a.start_ns = now + kMs / 5;
-    a.end_ns = now + 5 * kMs;
-    a.correlation_id = step;
-    a.kind = tr::ACTIVITY_KIND_MEMCPY;
-    a.source = tr::ACTIVITY_SOURCE_CUPTI;
-    a.stream = 7;
-    a.bytes = c.bytes;
-    a.copy_kind = 1;
-    b->AddActivity(a);
-    now += 5 * kMs;
-  }
+  testing::AddCopyLoop(b.get(), {copy_stack}, 8, "python");
   ASSERT_TRUE(b->Finish());
   absl::StatusOr<Analysis> an = AnalyzeTraces({path});
   ASSERT_TRUE(an.ok()) << an.status();

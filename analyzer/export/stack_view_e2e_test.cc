@@ -18,6 +18,7 @@
 #include "analyzer/export/collapsed_stacks.h"
 #include "analyzer/json/json_value.h"
 #include "analyzer/summary/summarize_trace.h"
+#include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 #include "proto/testing/trace_builder.h"
 
@@ -32,39 +33,6 @@ std::string TempPath(const std::string& name) {
 }
 
 // `steps` gaps of 20 ms, each ended by a cudaMemcpyAsync made from stacks[step % size].
-void AddLoop(TraceBuilder* b, const std::vector<uint32_t>& stacks, uint32_t steps) {
-  const uint32_t memcpy_fn = b->InternApiFunction("cudaMemcpyAsync", tr::API_CLASS_MEMCPY);
-  b->AddThread(100, "main", true);
-  constexpr uint64_t kMs = 1'000'000;
-  uint64_t now = 5'000'000'000;
-  for (uint32_t step = 1; step <= steps; ++step) {
-    now += 20 * kMs;
-    gs::trace::ApiCallRecord c;
-    c.thread_id = 100;
-    c.enter_ns = now;
-    c.exit_ns = now + kMs / 10;
-    c.function = memcpy_fn;
-    c.stack = stacks[step % stacks.size()];
-    c.correlation_id = step;
-    c.stream = 7;
-    c.bytes = 1 << 20;
-    c.copy_kind = 1;
-    c.flags = 1;
-    b->AddApiCall(c);
-    gs::trace::GpuActivityRecord a;
-    a.start_ns = now + kMs / 5;
-    a.end_ns = now + 5 * kMs;
-    a.correlation_id = step;
-    a.kind = tr::ACTIVITY_KIND_MEMCPY;
-    a.source = tr::ACTIVITY_SOURCE_CUPTI;
-    a.stream = 7;
-    a.bytes = c.bytes;
-    a.copy_kind = 1;
-    b->AddActivity(a);
-    now += 5 * kMs;
-  }
-}
-
 tr::TraceHeader Header(const std::vector<std::string>& command_line, const std::string& executable) {
   tr::TraceHeader h;
   h.set_pid(7);
@@ -116,7 +84,7 @@ void WritePythonTrace(const std::string& path) {
   const uint32_t blocked = b->InternStack({leaf[0], leaf[1], leaf[2], b->InternPythonFrame("load_batch", script, 29),
                                            b->InternPythonFrame("main", script, 52),
                                            b->InternPythonFrame("<module>", script, 70)});
-  AddLoop(b.get(), {running, blocked, running}, 9);
+  testing::AddCopyLoop(b.get(), {running, blocked, running}, 9);
   ASSERT_TRUE(b->Finish());
 }
 
@@ -185,7 +153,7 @@ void WriteStrippedLibraryTrace(const std::string& path) {
   for (uint64_t pc : {0x231e3, 0x23208, 0x230cb})
     stacks.push_back(b->InternStack({copy, b->InternFrame(jpeg, pc), decode, main_fn}));
   stacks.push_back(b->InternStack({copy, b->InternFrame(jpeg, 0x231e3), b->InternFrame(jpeg, 0x20000), decode, main_fn}));
-  AddLoop(b.get(), stacks, 8);
+  testing::AddCopyLoop(b.get(), stacks, 8);
   ASSERT_TRUE(b->Finish());
 }
 

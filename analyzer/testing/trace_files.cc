@@ -251,4 +251,38 @@ std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64
   return b->Finish() ? "" : "write failed";
 }
 
+void AddCopyLoop(TraceBuilder* b, const std::vector<uint32_t>& stacks, uint32_t steps,
+                 std::string_view thread_name) {
+  const uint32_t memcpy_fn = b->InternApiFunction("cudaMemcpyAsync", tr::API_CLASS_MEMCPY);
+  b->AddThread(100, thread_name, true);
+  constexpr uint64_t kMs = 1'000'000;
+  uint64_t now = 5'000'000'000;
+  for (uint32_t step = 1; step <= steps; ++step) {
+    now += 20 * kMs;  // host work: no CUDA call
+    ApiCallRecord c;
+    c.thread_id = 100;
+    c.enter_ns = now;
+    c.exit_ns = now + kMs / 10;
+    c.function = memcpy_fn;
+    c.stack = stacks[step % stacks.size()];
+    c.correlation_id = step;
+    c.stream = 7;
+    c.bytes = 1 << 20;
+    c.copy_kind = 1;
+    c.flags = 1;
+    b->AddApiCall(c);
+    GpuActivityRecord a;
+    a.start_ns = now + kMs / 5;
+    a.end_ns = now + 5 * kMs;
+    a.correlation_id = step;
+    a.kind = tr::ACTIVITY_KIND_MEMCPY;
+    a.source = tr::ACTIVITY_SOURCE_CUPTI;
+    a.stream = 7;
+    a.bytes = c.bytes;
+    a.copy_kind = 1;
+    b->AddActivity(a);
+    now += 5 * kMs;
+  }
+}
+
 }  // namespace gs::analyzer::testing

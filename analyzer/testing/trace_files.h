@@ -11,6 +11,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/testing/trace_builder.h"
 
 namespace gs::analyzer::testing {
 
@@ -24,6 +28,13 @@ std::string WriteTruncatedTrace(const std::string& path);
 std::string WriteNewerSchemaTrace(const std::string& path);
 // A text file.
 std::string WriteNotATrace(const std::string& path);
+
+// Adds a copy-bound loop to `b`: thread 100 (`thread_name`, the main thread) spends 20 ms per
+// step outside CUDA, then calls cudaMemcpyAsync (1 MiB, pageable source, stream 7, correlation =
+// step, 0.1 ms) whose copy runs from 0.2 to 5 ms after the call; step s's call has stack
+// stacks[s % stacks.size()]. So each step's ~20 ms of idle is host work charged by those stacks.
+void AddCopyLoop(gs::trace::testing::TraceBuilder* b, const std::vector<uint32_t>& stacks, uint32_t steps,
+                 std::string_view thread_name = "main");
 
 // The benchmark's trace, at least `min_events` records: steps of 4 API calls + 4 activities (an
 // async pinned 1 MiB copy and three 20 µs kernels 1 µs apart, then 100 µs of host work), one
