@@ -4,9 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <string>
+#include <thread>
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/import/open_imported.h"
 #include "analyzer/model/importer.h"
@@ -61,8 +66,8 @@ class FanOutSink final : public RecordSink {
 // bytes say which importer reads it, over the same descriptor — a PyTorch profiler JSON, plain or
 // gzip (analyzer/import/), or else a .gstrace (whose reader says what is wrong with anything else).
 // An imported trace is read whole here: `progress` reports its reading as it goes. A .gstrace is
-// decoded by `options.jobs` - 1 threads besides this one, at most kMaxDecodeThreads.
-absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file, const AnalysisOptions& options,
+// decoded by `decode_threads` threads besides this one.
+absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file, int decode_threads,
                                                          const std::function<void(uint64_t)>& progress) {
   if (IsImportedTrace(file.head())) {
     absl::StatusOr<std::unique_ptr<ImportedTrace>> imported = OpenImported(file.Release(), file.path(), progress);
@@ -70,39 +75,13 @@ absl::StatusOr<std::unique_ptr<TraceImporter>> OpenTrace(TraceFile file, const A
     return TraceImporter::FromImported(std::move(*imported));
   }
   // A read error shows here, as the reader words it.
-  return TraceImporter::FromFd(file.Release(), file.path(),
-                               std::clamp(options.jobs - 1, 0, kMaxDecodeThreads));
+  return TraceImporter::FromFd(file.Release(), file.path(), decode_threads);
 }
 
-// The pass over `count` traces, each opened by `open(i)` when its turn comes (one descriptor held
-// at a time when they are opened here; the job intake hands over files it opened already).
-absl::StatusOr<Analysis> AnalyzeEach(size_t count, const std::function<absl::StatusOr<TraceFile>(size_t)>& open,
-                                     const AnalysisOptions& options, const AnalyzeHooks& hooks) {
-  AnalysisBuilder builder(options);
-  for (size_t i = 0; i < count; ++i) {
-    absl::StatusOr<TraceFile> file = open(i);
-    if (!file.ok()) return file.status();
-    struct stat st {};
-    const uint64_t size = hooks.progress && ::fstat(file->fd(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-    std::function<void(uint64_t)> progress;
-    if (hooks.progress) progress = [&hooks, i, size](uint64_t read) { hooks.progress(i, read, size); };
-    auto importer = OpenTrace(std::move(*file), options, progress);
-    if (!importer.ok()) return importer.status();
-    if (progress) (*importer)->set_progress(progress);
-    if (absl::Status s = AnalyzeTrace(importer->get(), options, &builder, i, hooks.observers); !s.ok()) return s;
-  }
-  return builder.Build();
-}
-
-}  // namespace
-
-absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths,
-                                       const AnalysisOptions& options) {
-  return AnalyzeTraces(paths, options, AnalyzeHooks());
-}
-
-absl::Status AnalyzeTrace(TraceImporter* importer, const AnalysisOptions& options, AnalysisBuilder* builder,
-                          size_t index, const std::vector<TraceObserver*>& observers) {
+// Trace `index` (what AnalyzeTrace does, its damage warning, if any, left in `warning` for the
+// caller to add in input order).
+absl::StatusOr<TraceResult> AnalyzeOne(TraceImporter* importer, const AnalysisOptions& options, size_t index,
+                                       const std::vector<TraceObserver*>& observers, std::string* warning) {
   TraceAnalyzer analyzer(options, importer->tables());
   if (importer->info().nvtx) analyzer.ExpectNvtx();
   analyzer.ExpectProfilerSteps(importer->info().profiler_steps);
@@ -123,11 +102,187 @@ absl::Status AnalyzeTrace(TraceImporter* importer, const AnalysisOptions& option
   absl::Status read = importer->ReadAll(observers.empty() ? static_cast<RecordSink*>(&analyzer) : &fan_out);
   importer->set_chunk_observer(nullptr);
   if (!read.ok()) return read;
-  std::string warning = importer->DamageWarning();
-  if (!warning.empty()) builder->AddWarning(std::move(warning));
+  *warning = importer->DamageWarning();
   TraceResult result = analyzer.Finish(importer->info());
   for (TraceObserver* o : observers) o->EndTrace(index, *importer, result);
-  builder->AddTrace(std::move(result));
+  return result;
+}
+
+using OpenFile = std::function<absl::StatusOr<TraceFile>(size_t)>;
+
+// Trace `i` from its opening to its result.
+absl::StatusOr<TraceResult> OpenAndAnalyze(size_t i, const OpenFile& open, const AnalysisOptions& options,
+                                           int decode_threads, const AnalyzeProgress& progress,
+                                           const std::vector<TraceObserver*>& observers, std::string* warning) {
+  absl::StatusOr<TraceFile> file = open(i);
+  if (!file.ok()) return file.status();
+  struct stat st {};
+  const uint64_t size = progress && ::fstat(file->fd(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  std::function<void(uint64_t)> file_progress;
+  if (progress) file_progress = [&progress, i, size](uint64_t read) { progress(i, read, size); };
+  auto importer = OpenTrace(std::move(*file), decode_threads, file_progress);
+  if (!importer.ok()) return importer.status();
+  if (file_progress) (*importer)->set_progress(file_progress);
+  return AnalyzeOne(importer->get(), options, i, observers, warning);
+}
+
+// Several traces read at once, `window` of them at most (opened, being read, or read and waiting
+// for an earlier one), each on a thread of its own with its own observer forks; what each leaves
+// is merged on this thread in input order — the builder gets the same calls in the same order as
+// from one trace after another, so the Analysis (and every report rendered from it) is the same.
+// A trace's own analysis stays on one thread, so the traces' results do not depend on how they
+// were spread. The first trace in input order that fails stops the pass with its error, as one
+// trace after another would; traces after it that were in flight are read to their end and
+// dropped (the reader cannot be stopped midway).
+class ConcurrentPass {
+ public:
+  ConcurrentPass(size_t count, const OpenFile& open, const AnalysisOptions& options, const AnalyzeHooks& hooks,
+                 size_t window, int decode_threads)
+      : open_(open), options_(options), hooks_(hooks), window_(window), decode_threads_(decode_threads),
+        slots_(count) {
+    // Progress calls come from the reading threads, one at a time (a progress line is not shared).
+    if (hooks.progress) {
+      progress_ = [this](size_t i, uint64_t read, uint64_t size) {
+        absl::MutexLock l(&progress_mu_);
+        hooks_.progress(i, read, size);
+      };
+    }
+  }
+
+  // `first_forks`: trace 0's observer forks, one per hooks.observers entry.
+  absl::StatusOr<Analysis> Run(std::vector<std::unique_ptr<TraceObserver>> first_forks) {
+    slots_[0].forks = std::move(first_forks);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < window_; ++t) threads.emplace_back([this] { Work(); });
+    AnalysisBuilder builder(options_);
+    absl::Status error;
+    size_t queued = 0;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      for (; queued < slots_.size() && queued < i + window_; ++queued) {
+        Slot& next = slots_[queued];
+        if (queued > 0) {
+          for (TraceObserver* o : hooks_.observers) next.forks.push_back(o->Fork(queued));
+        }
+        absl::MutexLock l(&mu_);
+        queue_.push_back(queued);
+      }
+      Slot& slot = slots_[i];
+      {
+        absl::MutexLock l(&mu_);
+        mu_.Await(absl::Condition(&slot.done));
+      }
+      if (!slot.result.ok()) {
+        error = slot.result.status();
+        break;
+      }
+      for (size_t k = 0; k < hooks_.observers.size(); ++k) hooks_.observers[k]->Join(i, std::move(slot.forks[k]));
+      if (!slot.warning.empty()) builder.AddWarning(std::move(slot.warning));
+      builder.AddTrace(*std::move(slot.result));
+      slot.result = absl::CancelledError();  // its memory goes now, not with the pass
+    }
+    {
+      absl::MutexLock l(&mu_);
+      stop_ = true;
+      queue_.clear();
+    }
+    for (std::thread& t : threads) t.join();
+    if (!error.ok()) return error;
+    return builder.Build();
+  }
+
+ private:
+  // One trace's part, written by the thread that reads it until `done`, then by the merge.
+  struct Slot {
+    std::vector<std::unique_ptr<TraceObserver>> forks;
+    std::string warning;
+    absl::StatusOr<TraceResult> result;
+    bool done = false;  // under mu_
+  };
+
+  bool HasWorkOrStop() const { return stop_ || !queue_.empty(); }
+
+  void Work() {
+    while (true) {
+      size_t i;
+      {
+        absl::MutexLock l(&mu_);
+        mu_.Await(absl::Condition(this, &ConcurrentPass::HasWorkOrStop));
+        if (queue_.empty()) return;  // stopped
+        i = queue_.front();
+        queue_.pop_front();
+      }
+      Slot& slot = slots_[i];
+      std::vector<TraceObserver*> observers;
+      for (const std::unique_ptr<TraceObserver>& f : slot.forks) observers.push_back(f.get());
+      slot.result = OpenAndAnalyze(i, open_, options_, decode_threads_, progress_, observers, &slot.warning);
+      absl::MutexLock l(&mu_);
+      slot.done = true;
+    }
+  }
+
+  const OpenFile& open_;
+  const AnalysisOptions& options_;
+  const AnalyzeHooks& hooks_;
+  const size_t window_;
+  const int decode_threads_;
+  AnalyzeProgress progress_;
+  absl::Mutex progress_mu_;
+  std::vector<Slot> slots_;
+  absl::Mutex mu_;
+  std::deque<size_t> queue_;  // traces whose turn has come, not yet taken by a thread
+  bool stop_ = false;
+};
+
+// The pass over `count` traces, each opened by `open(i)` when its turn comes (a descriptor held
+// per trace in flight when they are opened here; the job intake hands over files it opened
+// already). With `options.jobs` > 1 and several traces, up to `jobs` traces are read at once
+// (ConcurrentPass) if every observer can be forked; otherwise one after another, with `jobs` - 1
+// decode threads (at most kMaxDecodeThreads) for each trace.
+absl::StatusOr<Analysis> AnalyzeEach(size_t count, const OpenFile& open, const AnalysisOptions& options,
+                                     const AnalyzeHooks& hooks) {
+  const int jobs = std::max(options.jobs, 1);
+  if (jobs > 1 && count > 1) {
+    std::vector<std::unique_ptr<TraceObserver>> forks;
+    for (TraceObserver* o : hooks.observers) {
+      forks.push_back(o->Fork(0));
+      if (forks.back() == nullptr) break;
+    }
+    if (forks.empty() || forks.back() != nullptr) {
+      // The threads go to traces first (each trace's analysis is one thread's work); what is left
+      // over decodes ahead of them.
+      const size_t window = std::min(count, static_cast<size_t>(jobs));
+      const int decode_threads = std::clamp(jobs / static_cast<int>(window) - 1, 0, kMaxDecodeThreads);
+      ConcurrentPass pass(count, open, options, hooks, window, decode_threads);
+      return pass.Run(std::move(forks));
+    }
+  }
+  const int decode_threads = std::clamp(jobs - 1, 0, kMaxDecodeThreads);
+  AnalysisBuilder builder(options);
+  for (size_t i = 0; i < count; ++i) {
+    std::string warning;
+    absl::StatusOr<TraceResult> result =
+        OpenAndAnalyze(i, open, options, decode_threads, hooks.progress, hooks.observers, &warning);
+    if (!result.ok()) return result.status();
+    if (!warning.empty()) builder.AddWarning(std::move(warning));
+    builder.AddTrace(*std::move(result));
+  }
+  return builder.Build();
+}
+
+}  // namespace
+
+absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths,
+                                       const AnalysisOptions& options) {
+  return AnalyzeTraces(paths, options, AnalyzeHooks());
+}
+
+absl::Status AnalyzeTrace(TraceImporter* importer, const AnalysisOptions& options, AnalysisBuilder* builder,
+                          size_t index, const std::vector<TraceObserver*>& observers) {
+  std::string warning;
+  absl::StatusOr<TraceResult> result = AnalyzeOne(importer, options, index, observers, &warning);
+  if (!result.ok()) return result.status();
+  if (!warning.empty()) builder->AddWarning(std::move(warning));
+  builder->AddTrace(*std::move(result));
   return absl::OkStatus();
 }
 

@@ -1,9 +1,11 @@
 // analyze_traces.h — the one pass: trace files in, an Analysis out, and every view that needs
 // the traces fed on the way (trace_observer.h).
 //
-// What gsanalyze's subcommands and the scenario tests call. Traces are read one at a time,
-// streaming, once each; their results are merged (devices listed per trace, causes and stacks
-// summed across traces). Nothing else reads trace files: summaries, exports, tables and the HTML
+// What gsanalyze's subcommands and the scenario tests call. Traces are read streaming, once each,
+// one after another or, with AnalysisOptions::jobs > 1, up to `jobs` at once (each on a thread of
+// its own, the observers forked per trace: trace_observer.h); their results are merged in input
+// order either way (devices listed per trace, causes and stacks summed across traces), so the
+// Analysis is the same for every `jobs`. Nothing else reads trace files: summaries, exports, tables and the HTML
 // timeline are TraceObservers registered here. A file is opened once (trace_file.h), here or by a
 // job's intake that looked at its first bytes already (cli/job_inputs.h), and read over that one
 // descriptor.
@@ -12,7 +14,8 @@
 // plain or gzip (analyzer/import/), or else a .gstrace. Observers see either through the same TraceImporter (importer.imported() says
 // which; an imported trace has no chunks, only model records).
 //
-// Thread safety: none needed; each call is independent.
+// Thread safety: none needed; each call is independent. The threads a call starts end before it
+// returns.
 #ifndef GPUSTALL_ANALYZER_ANALYSIS_ANALYZE_TRACES_H_
 #define GPUSTALL_ANALYZER_ANALYSIS_ANALYZE_TRACES_H_
 
@@ -40,6 +43,7 @@ absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths,
 // Progress after each chunk read (a .gstrace), or each buffer parsed (an imported trace, which is
 // read whole before its records are delivered): (index into `paths`, bytes of that file read so
 // far, its size or 0 when unknown). For a progress line on a terminal (cli/terminal/progress.h).
+// With several traces read at once it is called from their threads, one call at a time.
 using AnalyzeProgress = std::function<void(size_t index, uint64_t bytes_read, uint64_t file_bytes)>;
 
 struct AnalyzeHooks {

@@ -4,6 +4,16 @@
 
 #include <unistd.h>
 
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
 #include "analyzer/classify/site_frame.h"
 #include "analyzer/report/report.h"
 #include "analyzer/testing/trace_files.h"
@@ -96,6 +106,121 @@ TEST(AnalyzeTracesTest, SeveralTracesListTheirDevicesApart) {
   EXPECT_GT(a->devices[1].steady_utilization, 0.95);
   unlink(p1.c_str());
   unlink(p2.c_str());
+}
+
+// With jobs > 1 a job's traces are read at once, each on a thread of its own with a fork of each
+// observer, and merged and joined in input order whichever is read first; an observer that cannot
+// be forked keeps them one after another on the calling thread, as jobs 1 does.
+class ForkedObserver final : public TraceObserver {
+ public:
+  struct Shared {
+    absl::Mutex mu;
+    size_t begun = 0, ended = 0;
+    bool all_begun_at_once = true;  // every trace's fork began before any ended
+    std::vector<size_t> ended_order, joined;
+    std::vector<std::thread::id> threads;
+  };
+  ForkedObserver(Shared* shared, size_t traces, size_t index = SIZE_MAX)
+      : shared_(*shared), traces_(traces), index_(index) {}
+
+  std::unique_ptr<TraceObserver> Fork(size_t index) override {
+    return std::make_unique<ForkedObserver>(&shared_, traces_, index);
+  }
+  void Join(size_t index, std::unique_ptr<TraceObserver> fork) override {
+    EXPECT_EQ(static_cast<ForkedObserver&>(*fork).index_, index);
+    absl::MutexLock l(&shared_.mu);
+    shared_.joined.push_back(index);
+  }
+  void BeginTrace(size_t index, const TraceImporter&, const TraceAnalyzer&) override {
+    EXPECT_EQ(index, index_);
+    absl::MutexLock l(&shared_.mu);
+    ++shared_.begun;
+    shared_.threads.push_back(std::this_thread::get_id());
+    // Only traces read at once all begin before one ends (bounded: one after another never would).
+    if (!shared_.mu.AwaitWithTimeout(absl::Condition(&AllBegun, &wait_all_), absl::Seconds(10))) {
+      shared_.all_begun_at_once = false;
+    }
+  }
+  void EndTrace(size_t index, const TraceImporter&, const TraceResult&) override {
+    absl::MutexLock l(&shared_.mu);
+    // Trace 0 ends last, so a merge in the order traces end would put it last.
+    if (index == 0) {
+      shared_.mu.AwaitWithTimeout(absl::Condition(&OthersEnded, &wait_all_), absl::Seconds(10));
+    }
+    ++shared_.ended;
+    shared_.ended_order.push_back(index);
+  }
+
+ private:
+  using Waiting = std::pair<Shared*, size_t>;  // the shared state, the number of traces
+  static bool AllBegun(Waiting* w) { return w->first->begun == w->second; }
+  static bool OthersEnded(Waiting* w) { return w->first->ended + 1 == w->second; }
+
+  Shared& shared_;
+  const size_t traces_;
+  const size_t index_;
+  Waiting wait_all_{&shared_, traces_};
+};
+
+// Sees every trace, one after another, on the calling thread.
+class SerialObserver final : public TraceObserver {
+ public:
+  void BeginTrace(size_t index, const TraceImporter&, const TraceAnalyzer&) override {
+    EXPECT_FALSE(open_) << index;
+    EXPECT_EQ(std::this_thread::get_id(), caller_);
+    open_ = true;
+    begun.push_back(index);
+  }
+  void EndTrace(size_t index, const TraceImporter&, const TraceResult&) override {
+    EXPECT_TRUE(open_) << index;
+    open_ = false;
+  }
+  std::vector<size_t> begun;
+
+ private:
+  const std::thread::id caller_ = std::this_thread::get_id();
+  bool open_ = false;
+};
+
+TEST(AnalyzeTracesTest, SeveralJobsReadTracesAtOnceAndMergeThemInInputOrder) {
+  const std::vector<std::string> paths = {TempPath("jobs_r0.gstrace"), TempPath("jobs_r1.gstrace"),
+                                          TempPath("jobs_r2.gstrace")};
+  ASSERT_EQ(testing::WriteStarvedTrace(paths[0], 4), "");
+  ASSERT_EQ(testing::WriteHealthyTrace(paths[1], 10), "");
+  ASSERT_EQ(testing::WriteTruncatedTrace(paths[2]), "");
+  AnalysisOptions one;
+  absl::StatusOr<Analysis> serial = AnalyzeTraces(paths, one);
+  ASSERT_TRUE(serial.ok()) << serial.status();
+  const ReportFormat* json = FindReportFormat("json");
+  ASSERT_NE(json, nullptr);
+
+  AnalysisOptions three;
+  three.jobs = 3;
+  ForkedObserver::Shared shared;
+  ForkedObserver forked(&shared, paths.size());
+  AnalyzeHooks hooks;
+  hooks.observers = {&forked};
+  absl::StatusOr<Analysis> at_once = AnalyzeTraces(paths, three, hooks);
+  ASSERT_TRUE(at_once.ok()) << at_once.status();
+  EXPECT_EQ(json->Render(*at_once, ReportOptions()), json->Render(*serial, ReportOptions()));
+  EXPECT_EQ(at_once->warnings, serial->warnings);
+  ASSERT_EQ(at_once->devices.size(), 3u);
+  EXPECT_LT(at_once->devices[0].steady_utilization, 0.3);  // the starved trace first, as given
+  EXPECT_GT(at_once->devices[1].steady_utilization, 0.95);
+  EXPECT_TRUE(shared.all_begun_at_once);
+  EXPECT_EQ(shared.ended_order.back(), 0u);
+  EXPECT_EQ(shared.joined, (std::vector<size_t>{0, 1, 2}));
+  ASSERT_EQ(shared.threads.size(), 3u);
+  for (std::thread::id t : shared.threads) EXPECT_NE(t, std::this_thread::get_id());
+
+  // With an observer that has no fork, the same pass reads one trace after another.
+  SerialObserver serial_observer;
+  hooks.observers = {&serial_observer};
+  absl::StatusOr<Analysis> in_turn = AnalyzeTraces(paths, three, hooks);
+  ASSERT_TRUE(in_turn.ok()) << in_turn.status();
+  EXPECT_EQ(json->Render(*in_turn, ReportOptions()), json->Render(*serial, ReportOptions()));
+  EXPECT_EQ(serial_observer.begun, (std::vector<size_t>{0, 1, 2}));
+  for (const std::string& p : paths) unlink(p.c_str());
 }
 
 // `gpustall demo` from a wheel: the workload's script lives in site-packages, as does the helper

@@ -19,7 +19,14 @@
 // Observers are called in the order they were registered. Pointers handed to a call are valid
 // during that call only, except `importer` and `analyzer`, which live from BeginTrace to EndTrace.
 //
-// Thread safety: the pass calls an observer from the thread that runs AnalyzeTraces only.
+// Several traces at once (AnalysisOptions::jobs > 1, analyze_traces.h): the pass asks each
+// observer to Fork() one of its own for each trace, calls that fork for the trace as above from
+// the thread that reads it, and hands it back to Join() in input order once the trace and every
+// earlier one are read. An observer whose Fork() returns nullptr (the default; the HTML timeline,
+// report/html/timeline.h) keeps the pass to one trace after another.
+//
+// Thread safety: the pass calls an observer (Fork and Join included) from the thread that runs
+// AnalyzeTraces only; a fork, from one thread at a time.
 //
 // How to add an observer: (1) subclass TraceObserver beside the view it feeds and override what
 // it needs (the defaults ignore everything); (2) register it in AnalyzeHooks::observers where the
@@ -29,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "analyzer/classify/gap_classifier.h"
 #include "analyzer/model/importer.h"
@@ -62,6 +70,18 @@ class TraceObserver {
   virtual void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) {
     (void)index, (void)importer, (void)result;
   }
+
+  // An observer for trace `index` alone, called from the thread that reads it while other traces
+  // are read on others (it shares nothing with this one that is not read-only), or nullptr: this
+  // observer sees traces only one after another (asked for trace 0 first: an observer that forks
+  // that one must fork every one). Join gets it back once trace `index` is read
+  // (EndTrace called on the fork), in input order; a fork that is not joined (a trace before it
+  // failed) is dropped.
+  virtual std::unique_ptr<TraceObserver> Fork(size_t index) {
+    (void)index;
+    return nullptr;
+  }
+  virtual void Join(size_t index, std::unique_ptr<TraceObserver> fork) { (void)index, (void)fork; }
 };
 
 }  // namespace gs::analyzer

@@ -23,7 +23,8 @@ std::string Usage() {
       "         --format FORMAT   one of: ", absl::StrJoin(ReportFormatNames(), ", "), "\n",
       "         --fail-under UTIL exit 1 if steady-state GPU-Util is below UTIL (0.8, 80 or 80%)\n"
       "         --width N         terminal columns (default: $COLUMNS, the terminal, or 100)\n"
-      "         --jobs N          threads per trace, at most 3 used (default: one per core); same report\n"
+      "         --jobs N          threads: up to N traces at once, else up to 3 per trace (default: one\n"
+      "                           per core); same report\n"
       "dump     every record of a trace as text\n"
       "export   --chrome: Chrome trace-event JSON (Perfetto UI, chrome://tracing);\n"
       "         --kineto: the PyTorch profiler's JSON (TensorBoard, Holistic Trace Analysis);\n"

@@ -45,7 +45,7 @@ struct CliArgs {
   std::string format = "text";          // --json is --format json
   std::optional<double> fail_under;     // a fraction 0..1
   int width = 0;                        // 0: $COLUMNS, else the terminal's, else 100
-  int jobs = 0;                         // report --jobs: threads per trace (3 at most used); 0: one per core
+  int jobs = 0;                         // report --jobs: threads (AnalysisOptions::jobs); 0: one per core
 };
 
 // `args` excludes the program name. Errors are InvalidArgument with a one-line message.

@@ -47,10 +47,13 @@ struct AnalysisOptions {
   // oldest are forgotten and counted (LossCounters::folded_host_calls).
   size_t max_history_per_thread = 1 << 20;
 
-  // Threads for one pass over a trace. 1: everything on the calling thread. N > 1: N - 1 more
-  // threads (at most 2, analysis/analyze_traces.cc) check and decode the trace's frames ahead of
-  // the analysis (ReaderOptions::decode_threads, analyzer/reader/trace_reader.h); the analysis
-  // itself stays on one thread, in file order, so the result is the same for every N.
+  // Threads for one pass. 1: everything on the calling thread. N > 1: several traces are read up
+  // to N at once, each analysed on a thread of its own and merged in input order (unless an
+  // observer cannot be forked, analysis/trace_observer.h); threads left over, or all N - 1 for a
+  // single trace, check and decode a trace's frames ahead of its analysis (at most 2 per trace,
+  // analysis/analyze_traces.cc; ReaderOptions::decode_threads, analyzer/reader/trace_reader.h).
+  // A trace's analysis itself stays on one thread, in file order, so the result is the same for
+  // every N.
   int jobs = 1;
 
   // Report sizes.

@@ -1,6 +1,7 @@
 #include "analyzer/summary/summarize_trace.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -238,11 +239,28 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   if (ranked.size() > kMaxStacks) ranked.resize(kMaxStacks);
   s.stacks = std::move(ranked);
   summaries_.push_back(std::move(s));
-  TraceSummarized(index, summaries_.back(), keep_rows_ ? &rows_ : nullptr, keep_rows_ ? &stacks : nullptr);
-  rows_.clear();
+  if (forked_) {
+    forked_stacks_ = std::move(stacks);  // rows_ too stay for Join
+  } else {
+    TraceSummarized(index, summaries_.back(), keep_rows_ ? &rows_ : nullptr, keep_rows_ ? &stacks : nullptr);
+    rows_.clear();
+  }
   gaps_.clear();
   collectives_.clear();
   tables_ = nullptr;
+}
+
+std::unique_ptr<TraceObserver> RankSummaryObserver::Fork(size_t) {
+  auto fork = std::make_unique<RankSummaryObserver>(keep_rows_);
+  fork->forked_ = true;
+  return fork;
+}
+
+void RankSummaryObserver::Join(size_t index, std::unique_ptr<TraceObserver> fork) {
+  auto& trace = static_cast<RankSummaryObserver&>(*fork);  // made by Fork: one trace, read to its end
+  summaries_.push_back(std::move(trace.summaries_.at(0)));
+  TraceSummarized(index, summaries_.back(), keep_rows_ ? &trace.rows_ : nullptr,
+                  keep_rows_ ? &trace.forked_stacks_ : nullptr);
 }
 
 namespace {

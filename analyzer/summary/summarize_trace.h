@@ -9,11 +9,13 @@
 // number of idle gaps and collectives of the trace being read (kept until its steps are cut), not
 // with the number of records.
 //
-// Thread safety: none.
+// Thread safety: none. On a pass that reads several traces at once each trace has a fork of its
+// own (Fork), and Join adds that trace's summary and calls TraceSummarized in input order.
 #ifndef GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_
 #define GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,11 +47,15 @@ class RankSummaryObserver : public TraceObserver {
   // `keep_rows`: also collect each trace's idle intervals and stacks (TraceSummarized gets them).
   explicit RankSummaryObserver(bool keep_rows = false) : keep_rows_(keep_rows) {}
 
-  void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override;
-  void OnChunk(const reader::ChunkEvents& events, const reader::InternTables& tables) override;
-  RecordSink* records() override;  // a trace of another format only (it has no chunks)
-  void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) override;
-  void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override;
+  // Final: a fork is a plain RankSummaryObserver, so what a subclass adds goes in TraceSummarized,
+  // which is called on the observer itself (never on a fork).
+  void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) final;
+  void OnChunk(const reader::ChunkEvents& events, const reader::InternTables& tables) final;
+  RecordSink* records() final;  // a trace of another format only (it has no chunks)
+  void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) final;
+  void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) final;
+  std::unique_ptr<TraceObserver> Fork(size_t index) final;
+  void Join(size_t index, std::unique_ptr<TraceObserver> fork) final;
 
   // One per trace read so far, in pass order.
   const std::vector<RankSummary>& summaries() const { return summaries_; }
@@ -85,6 +91,10 @@ class RankSummaryObserver : public TraceObserver {
   };
 
   const bool keep_rows_;
+  // A fork (Fork): EndTrace keeps the trace's rows and stacks for Join instead of handing them to
+  // TraceSummarized.
+  bool forked_ = false;
+  TraceStacks forked_stacks_;
   std::vector<RankSummary> summaries_;
   // The trace being read.
   const TraceTables* tables_ = nullptr;

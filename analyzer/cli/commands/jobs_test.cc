@@ -1,13 +1,19 @@
-// `gsanalyze report --jobs N`: more threads decode the traces, the report stays the same byte for
-// byte — intact, cut and damaged traces, one trace or a job of several ranks.
+// `gsanalyze report --jobs N`: more threads decode the traces and read a job's traces at once, the
+// report stays the same byte for byte — intact, cut and damaged traces, one trace or a job of
+// several ranks (merged in input order, whichever trace is read first), the same error when one
+// is not a trace.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/summary/summarize_trace.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 
@@ -49,7 +55,11 @@ TEST(JobsTest, ReportIsTheSameWhateverTheJobs) {
   const std::vector<std::vector<std::string>> inputs = {
       {dir + "/starved.gstrace"}, {dir + "/healthy.gstrace"}, {dir + "/cut.gstrace"},
       {dir + "/large.gstrace"},   {dir + "/damaged.gstrace"},
-      {dir + "/starved.gstrace", dir + "/large.gstrace", dir + "/damaged.gstrace"}};
+      {dir + "/starved.gstrace", dir + "/large.gstrace", dir + "/damaged.gstrace"},
+      // Read at once, the small traces after the large one are done long before it: merged in the
+      // order they were read, the ranks and devices would come out in another order.
+      {dir + "/large.gstrace", dir + "/starved.gstrace", dir + "/healthy.gstrace", dir + "/cut.gstrace",
+       dir + "/damaged.gstrace"}};
   for (const std::vector<std::string>& traces : inputs) {
     for (const char* format : {"--json", "--format=text"}) {
       std::vector<std::string> argv = {"report", format, "--width", "100"};
@@ -72,6 +82,72 @@ TEST(JobsTest, ReportIsTheSameWhateverTheJobs) {
   // The damage really is there (so the comparison above covered a damaged read).
   const Ran damaged = Report({"report", "--json", dir + "/damaged.gstrace", "--jobs", "2"});
   EXPECT_NE(damaged.out.find("damaged"), std::string::npos);
+  // The first trace in input order that is not one is the error, though a later one fails first.
+  ASSERT_EQ(testing::WriteNotATrace(dir + "/not_a_trace_1"), "");
+  ASSERT_EQ(testing::WriteNewerSchemaTrace(dir + "/newer.gstrace"), "");
+  const std::vector<std::string> bad_job = {"report", "--json", dir + "/large.gstrace", dir + "/newer.gstrace",
+                                            dir + "/not_a_trace_1", dir + "/starved.gstrace"};
+  std::vector<std::string> one = bad_job;
+  one.insert(one.end(), {"--jobs", "1"});
+  const Ran serial = Report(one);
+  ASSERT_NE(serial.exit, 0);
+  ASSERT_NE(serial.err.find("newer.gstrace"), std::string::npos) << serial.err;
+  for (const char* jobs : {"2", "4"}) {
+    std::vector<std::string> many = bad_job;
+    many.insert(many.end(), {"--jobs", jobs});
+    const Ran parallel = Report(many);
+    EXPECT_EQ(parallel.exit, serial.exit);
+    EXPECT_EQ(parallel.out, serial.out);
+    EXPECT_EQ(parallel.err, serial.err) << "--jobs " << jobs;
+  }
+  fs::remove_all(dir);
+}
+
+// What `export --tables` writes trace by trace: the rank summaries' rows and stacks, handed over
+// in input order with the same contents when the traces are read at once (a fork per trace,
+// joined in order).
+class TableRowsSeen final : public RankSummaryObserver {
+ public:
+  TableRowsSeen() : RankSummaryObserver(/*keep_rows=*/true) {}
+  std::vector<std::string> seen;
+
+ private:
+  void TraceSummarized(size_t index, const RankSummary& s, std::vector<IdleIntervalRow>* rows,
+                       TraceStacks* stacks) override {
+    std::string line = absl::StrCat(index, " ", s.source, " idle ", s.steady_idle_ns, " in ", s.idle_intervals,
+                                     ", ", s.stacks.size(), " stacks:");
+    for (const IdleIntervalRow& r : *rows) absl::StrAppend(&line, " ", r.start_ns, "-", r.end_ns, "/", r.stack_id);
+    for (const auto& [key, frames] : *stacks) absl::StrAppend(&line, " ", key, "=", absl::StrJoin(frames, ";"));
+    seen.push_back(std::move(line));
+  }
+};
+
+TEST(JobsTest, RankSummariesAreTheSameWhateverTheJobs) {
+  const std::string dir = (fs::path(::testing::TempDir()) / "summaries_jobs").lexically_normal().string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  uint64_t events = 0;
+  ASSERT_EQ(testing::WriteLargeTrace(dir + "/large.gstrace", 100'000, &events), "");
+  ASSERT_EQ(testing::WriteStarvedTrace(dir + "/starved.gstrace"), "");
+  ASSERT_EQ(testing::WriteTruncatedTrace(dir + "/cut.gstrace"), "");
+  const std::vector<std::string> paths = {dir + "/large.gstrace", dir + "/starved.gstrace", dir + "/cut.gstrace"};
+  std::vector<std::string> serial;
+  for (int jobs : {1, 2, 3}) {
+    AnalysisOptions options;
+    options.jobs = jobs;
+    TableRowsSeen rows;
+    AnalyzeHooks hooks;
+    hooks.observers = {&rows};
+    ASSERT_TRUE(AnalyzeTraces(paths, options, hooks).ok());
+    ASSERT_EQ(rows.summaries().size(), paths.size());
+    for (size_t i = 0; i < paths.size(); ++i) EXPECT_EQ(rows.summaries()[i].source, paths[i]);
+    if (jobs == 1) {
+      serial = rows.seen;
+      ASSERT_EQ(serial.size(), paths.size());
+    } else {
+      EXPECT_EQ(rows.seen, serial) << "jobs " << jobs;
+    }
+  }
   fs::remove_all(dir);
 }
 

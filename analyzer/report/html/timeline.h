@@ -176,7 +176,9 @@ class TimelineRecorder final : public RecordSink {
 
 // The timeline's view of the one pass (analysis/trace_observer.h): a TimelineRecorder per trace,
 // fed the trace's records and idle intervals; lanes are named when the trace ends. `traces`: how
-// many traces the pass reads (lanes carry a trace's label only when there are several).
+// many traces the pass reads (lanes carry a trace's label only when there are several). It has no
+// Fork (trace_observer.h): every trace's lanes and names go into the one Timeline, numbered as
+// they come, so `gsanalyze html` reads its traces one after another whatever the jobs.
 class TimelineObserver final : public TraceObserver {
  public:
   TimelineObserver(Timeline* timeline, size_t traces) : timeline_(timeline), traces_(traces) {}
