@@ -94,6 +94,10 @@ void Activate() {
     // `parts` is leaked on purpose once a CaptureSource may hold its recorder (see below).
   };
 
+  // The clock every record is stamped with (clock.h): the TSC where it is safe, from here on.
+  if (const char* why = StartTscClock(config.clock == ClockSource::kAuto); why != nullptr && config.clock == ClockSource::kAuto)
+    Log(LogLevel::kInfo, "timestamps from clock_gettime: %s", why);
+
   // Memory bound: 7/8 for the per-thread rings, 1/8 for waiting GPU records (two vectors).
   const uint64_t bound = static_cast<uint64_t>(config.buffer_mb) << 20;
   if (!parts->pool.Init(bound / 8 * 7)) return give_up("cannot map " + std::to_string(bound >> 20) + " MiB of ring buffers");

@@ -57,6 +57,7 @@ void WriterThread::Loop() {
         stop_cv_.wait_for(lock, kDrainPeriod, [this] { return stop_; });
         if (stop_) break;
       }
+      AnchorTscClock();  // keeps the TSC line on CLOCK_MONOTONIC (clock.h)
       const uint64_t now = MonotonicNs();
       const bool flush_due = now - last_flush >= flush_ns_;
       if (flush_due) owner_->FlushCaptureSource();

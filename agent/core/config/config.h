@@ -22,6 +22,7 @@ namespace gs {
 // Enum settings; the order of the values is the order of `choices` in config_table.h.
 enum class StackMode : int { kNone = 0, kFramePointer = 1, kUnwind = 2 };
 enum class CuptiMode : int { kAuto = 0, kOff = 1 };
+enum class ClockSource : int { kAuto = 0, kSystem = 1 };
 // LogLevel (log.h) has quiet|warn|info|debug in that order.
 
 // Where the process sits in a job, from the launchers' own variables (torchrun, SLURM, Open MPI,

@@ -64,6 +64,10 @@
     "auto: use CUPTI when it can be loaded and subscribed; off: interposition only.")            \
   X(cupti_library, std::string, kText, GS_CUPTI_LIBRARY, "", 0, 0, "",                           \
     "Path of libcupti.so to load first (before the search path and the toolkit folders).")       \
+  X(clock, ClockSource, kEnum, GS_CLOCK, "auto", 0, 0, "auto|system",                           \
+    "auto: timestamps from the TSC, fitted to CLOCK_MONOTONIC, where the kernel keeps its clock "  \
+    "on an invariant TSC (cheaper than clock_gettime); system: clock_gettime for every "          \
+    "timestamp.")                                                                                \
   X(log, LogLevel, kEnum, GS_LOG, "warn", 0, 0, "quiet|warn|info|debug",                         \
     "Verbosity of the agent's `gpustall:` lines on stderr.")                                     \
   X(on_demand, bool, kBool, GS_ON_DEMAND, "0", 0, 0, "",                                         \
