@@ -3,10 +3,7 @@
 
 namespace gs {
 
-CaptureThreadState& ThisThreadCaptureState() {
-  // Trivially constructible and destructible: zero-initialised TLS, no guard, no TLS destructor.
-  static thread_local CaptureThreadState state;
-  return state;
-}
+// Trivially constructible and destructible: zero-initialised TLS, no guard, no TLS destructor.
+__attribute__((tls_model("initial-exec"))) thread_local CaptureThreadState t_capture_thread_state;
 
 }  // namespace gs

@@ -35,6 +35,10 @@ struct CaptureThreadState {
   // record. An id, not a depth: an EXIT missed when a session stops mid-call is repaired by the
   // thread's next call.
   uint32_t cupti_call_correlation;
+  // Interposition mode's own correlation ids (shim/interposed_call.cc): the next one this thread
+  // hands out and the end of its block; equal (both 0 at first) when a new block is due.
+  uint32_t next_agent_correlation;
+  uint32_t agent_correlation_end;
 };
 
 // True while the thread is inside a CUDA call, a wrapper, or the agent's own CUDA work.
@@ -42,8 +46,13 @@ inline bool InsideCudaCall(const CaptureThreadState& state) {
   return state.interposer_depth != 0 || state.cupti_call_correlation != 0;
 }
 
-// The calling thread's state (zero-initialised on first use).
-CaptureThreadState& ThisThreadCaptureState();
+// The calling thread's state (zero-initialised). Initial-exec TLS, read inline: a wrapper's fast
+// path is one %fs-relative load, not a call into the agent and __tls_get_addr (the
+// general-dynamic model a shared library gets by default). It needs 28 bytes of the static TLS
+// surplus that glibc reserves for libraries loaded later, as the ring recorder's slot does
+// (agent/record/ring_recorder.cc), so it holds also when the CUDA driver dlopens the agent.
+extern __attribute__((tls_model("initial-exec"))) thread_local CaptureThreadState t_capture_thread_state;
+inline CaptureThreadState& ThisThreadCaptureState() { return t_capture_thread_state; }
 
 // RAII: marks the thread as inside the agent's own CUDA/CUPTI work, so that the shim passes those
 // calls straight through and the CUPTI callback ignores them.
