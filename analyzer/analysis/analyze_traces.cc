@@ -1,6 +1,8 @@
 #include "analyzer/analysis/analyze_traces.h"
 
 #include <sys/stat.h>
+#include <cinttypes>
+#include <cstdio>
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,6 +111,22 @@ absl::StatusOr<TraceResult> AnalyzeOne(TraceImporter* importer, const AnalysisOp
 }
 
 using OpenFile = std::function<absl::StatusOr<TraceFile>(size_t)>;
+// Trace i's file size in bytes (0 when unknown), for the memory bound of a concurrent pass.
+using FileSize = std::function<uint64_t(size_t)>;
+
+// AnalysisOptions::trace_memory_budget, or half of MemAvailable, or no bound.
+uint64_t TraceMemoryBudget(const AnalysisOptions& options) {
+  if (options.trace_memory_budget != 0) return options.trace_memory_budget;
+  FILE* f = fopen("/proc/meminfo", "re");
+  if (f == nullptr) return UINT64_MAX;
+  char line[256];
+  uint64_t kib = 0;
+  while (fgets(line, sizeof(line), f) != nullptr) {
+    if (sscanf(line, "MemAvailable: %" SCNu64 " kB", &kib) == 1) break;
+  }
+  fclose(f);
+  return kib != 0 ? kib * 1024 / 2 : UINT64_MAX;
+}
 
 // Trace `i` from its opening to its result.
 absl::StatusOr<TraceResult> OpenAndAnalyze(size_t i, const OpenFile& open, const AnalysisOptions& options,
@@ -136,10 +154,10 @@ absl::StatusOr<TraceResult> OpenAndAnalyze(size_t i, const OpenFile& open, const
 // dropped (the reader cannot be stopped midway).
 class ConcurrentPass {
  public:
-  ConcurrentPass(size_t count, const OpenFile& open, const AnalysisOptions& options, const AnalyzeHooks& hooks,
-                 size_t window, int decode_threads)
-      : open_(open), options_(options), hooks_(hooks), window_(window), decode_threads_(decode_threads),
-        slots_(count) {
+  ConcurrentPass(size_t count, const OpenFile& open, const FileSize& size_of, const AnalysisOptions& options,
+                 const AnalyzeHooks& hooks, size_t window, int decode_threads)
+      : open_(open), size_of_(size_of), options_(options), hooks_(hooks), window_(window),
+        decode_threads_(decode_threads), budget_(TraceMemoryBudget(options)), slots_(count) {
     // Progress calls come from the reading threads, one at a time (a progress line is not shared).
     if (hooks.progress) {
       progress_ = [this](size_t i, uint64_t read, uint64_t size) {
@@ -157,9 +175,14 @@ class ConcurrentPass {
     AnalysisBuilder builder(options_);
     absl::Status error;
     size_t queued = 0;
+    uint64_t in_flight = 0;  // estimated memory of the traces queued and not merged yet
     for (size_t i = 0; i < slots_.size(); ++i) {
       for (; queued < slots_.size() && queued < i + window_; ++queued) {
         Slot& next = slots_[queued];
+        // Trace i, the next to merge, always runs (nothing could free memory for it otherwise).
+        next.memory = size_of_(queued) * kTraceMemoryPerFileByte;
+        if (queued > i && in_flight + next.memory > budget_) break;
+        in_flight += next.memory;
         if (queued > 0) {
           for (TraceObserver* o : hooks_.observers) next.forks.push_back(o->Fork(queued));
         }
@@ -179,6 +202,7 @@ class ConcurrentPass {
       if (!slot.warning.empty()) builder.AddWarning(std::move(slot.warning));
       builder.AddTrace(*std::move(slot.result));
       slot.result = absl::CancelledError();  // its memory goes now, not with the pass
+      in_flight -= slot.memory;
     }
     {
       absl::MutexLock l(&mu_);
@@ -196,6 +220,7 @@ class ConcurrentPass {
     std::vector<std::unique_ptr<TraceObserver>> forks;
     std::string warning;
     absl::StatusOr<TraceResult> result;
+    uint64_t memory = 0;  // its estimated memory while in flight (the merge thread's)
     bool done = false;  // under mu_
   };
 
@@ -221,10 +246,12 @@ class ConcurrentPass {
   }
 
   const OpenFile& open_;
+  const FileSize& size_of_;
   const AnalysisOptions& options_;
   const AnalyzeHooks& hooks_;
   const size_t window_;
   const int decode_threads_;
+  const uint64_t budget_;
   AnalyzeProgress progress_;
   absl::Mutex progress_mu_;
   std::vector<Slot> slots_;
@@ -238,8 +265,8 @@ class ConcurrentPass {
 // already). With `options.jobs` > 1 and several traces, up to `jobs` traces are read at once
 // (ConcurrentPass) if every observer can be forked; otherwise one after another, with `jobs` - 1
 // decode threads (at most kMaxDecodeThreads) for each trace.
-absl::StatusOr<Analysis> AnalyzeEach(size_t count, const OpenFile& open, const AnalysisOptions& options,
-                                     const AnalyzeHooks& hooks) {
+absl::StatusOr<Analysis> AnalyzeEach(size_t count, const OpenFile& open, const FileSize& size_of,
+                                     const AnalysisOptions& options, const AnalyzeHooks& hooks) {
   const int jobs = std::max(options.jobs, 1);
   if (jobs > 1 && count > 1) {
     std::vector<std::unique_ptr<TraceObserver>> forks;
@@ -252,7 +279,7 @@ absl::StatusOr<Analysis> AnalyzeEach(size_t count, const OpenFile& open, const A
       // over decodes ahead of them.
       const size_t window = std::min(count, static_cast<size_t>(jobs));
       const int decode_threads = std::clamp(jobs / static_cast<int>(window) - 1, 0, kMaxDecodeThreads);
-      ConcurrentPass pass(count, open, options, hooks, window, decode_threads);
+      ConcurrentPass pass(count, open, size_of, options, hooks, window, decode_threads);
       return pass.Run(std::move(forks));
     }
   }
@@ -288,12 +315,24 @@ absl::Status AnalyzeTrace(TraceImporter* importer, const AnalysisOptions& option
 
 absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths, const AnalysisOptions& options,
                                        const AnalyzeHooks& hooks) {
-  return AnalyzeEach(paths.size(), [&paths](size_t i) { return TraceFile::Open(paths[i]); }, options, hooks);
+  const FileSize size_of = [&paths](size_t i) -> uint64_t {
+    struct stat st;
+    return stat(paths[i].c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  };
+  return AnalyzeEach(paths.size(), [&paths](size_t i) { return TraceFile::Open(paths[i]); }, size_of, options,
+                     hooks);
 }
 
 absl::StatusOr<Analysis> AnalyzeTraces(std::vector<TraceFile> files, const AnalysisOptions& options,
                                        const AnalyzeHooks& hooks) {
-  return AnalyzeEach(files.size(), [&files](size_t i) { return std::move(files[i]); }, options, hooks);
+  // Sizes before any file is handed over (moved out) to its reader.
+  std::vector<uint64_t> sizes(files.size(), 0);
+  for (size_t i = 0; i < files.size(); ++i) {
+    struct stat st;
+    if (files[i].fd() >= 0 && fstat(files[i].fd(), &st) == 0) sizes[i] = static_cast<uint64_t>(st.st_size);
+  }
+  const FileSize size_of = [&sizes](size_t i) { return sizes[i]; };
+  return AnalyzeEach(files.size(), [&files](size_t i) { return std::move(files[i]); }, size_of, options, hooks);
 }
 
 }  // namespace gs::analyzer

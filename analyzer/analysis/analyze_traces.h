@@ -35,6 +35,11 @@ namespace gs::analyzer {
 class AnalysisBuilder;
 class TraceImporter;
 
+// What a trace in flight is reckoned to hold per byte of its file, for the memory bound of a pass
+// that reads several at once (AnalysisOptions::trace_memory_budget): the agent's traces take ~4.6
+// bytes an event on disk and their analysis ~75 (BENCHMARKS.md, "Several traces at once").
+inline constexpr uint64_t kTraceMemoryPerFileByte = 16;
+
 // Errors (bad input: not a trace, newer version, unreadable): the first file's, one line that
 // names it. A cut or damaged file is not an error: it is analysed and a warning added.
 absl::StatusOr<Analysis> AnalyzeTraces(const std::vector<std::string>& paths,

@@ -2,8 +2,11 @@
 // what bad input does.
 #include "analyzer/analysis/analyze_traces.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -220,6 +223,67 @@ TEST(AnalyzeTracesTest, SeveralJobsReadTracesAtOnceAndMergeThemInInputOrder) {
   ASSERT_TRUE(in_turn.ok()) << in_turn.status();
   EXPECT_EQ(json->Render(*in_turn, ReportOptions()), json->Render(*serial, ReportOptions()));
   EXPECT_EQ(serial_observer.begun, (std::vector<size_t>{0, 1, 2}));
+  for (const std::string& p : paths) unlink(p.c_str());
+}
+
+// Forks that count the traces in flight (begun, not ended) and the most at one time.
+class InFlightObserver final : public TraceObserver {
+ public:
+  struct Shared {
+    absl::Mutex mu;
+    int in_flight = 0, most = 0;
+    std::vector<size_t> begun;
+  };
+  explicit InFlightObserver(Shared* shared) : shared_(*shared) {}
+  std::unique_ptr<TraceObserver> Fork(size_t) override { return std::make_unique<InFlightObserver>(&shared_); }
+  void BeginTrace(size_t index, const TraceImporter&, const TraceAnalyzer&) override {
+    {
+      absl::MutexLock l(&shared_.mu);
+      shared_.most = std::max(shared_.most, ++shared_.in_flight);
+      shared_.begun.push_back(index);
+    }
+    // Long enough for the other threads to begin theirs if the pass lets them.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  void EndTrace(size_t, const TraceImporter&, const TraceResult&) override {
+    absl::MutexLock l(&shared_.mu);
+    --shared_.in_flight;
+  }
+
+ private:
+  Shared& shared_;
+};
+
+// Several traces at once hold memory that grows with each trace: the pass starts the next one
+// only while the estimate of those in flight fits AnalysisOptions::trace_memory_budget, and always
+// runs the next one to merge.
+TEST(AnalyzeTracesTest, SeveralJobsStartNoMoreTracesThanTheMemoryBudgetHolds) {
+  const std::vector<std::string> paths = {TempPath("budget_r0.gstrace"), TempPath("budget_r1.gstrace"),
+                                          TempPath("budget_r2.gstrace"), TempPath("budget_r3.gstrace")};
+  for (const std::string& p : paths) ASSERT_EQ(testing::WriteHealthyTrace(p, 10), "");
+  struct stat st;
+  ASSERT_EQ(stat(paths[0].c_str(), &st), 0);
+  const uint64_t one = static_cast<uint64_t>(st.st_size) * kTraceMemoryPerFileByte;
+  AnalysisOptions serial_options;
+  absl::StatusOr<Analysis> serial = AnalyzeTraces(paths, serial_options);
+  ASSERT_TRUE(serial.ok()) << serial.status();
+  const ReportFormat* json = FindReportFormat("json");
+  ASSERT_NE(json, nullptr);
+  for (const auto& [budget, most] : std::vector<std::pair<uint64_t, int>>{
+           {1, 1}, {one, 1}, {2 * one, 2}, {100 * one, 4}}) {
+    AnalysisOptions options;
+    options.jobs = 4;
+    options.trace_memory_budget = budget;
+    InFlightObserver::Shared shared;
+    InFlightObserver observer(&shared);
+    AnalyzeHooks hooks;
+    hooks.observers = {&observer};
+    absl::StatusOr<Analysis> a = AnalyzeTraces(paths, options, hooks);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(shared.most, most) << "budget " << budget << " for traces reckoned at " << one << " each";
+    EXPECT_EQ(shared.begun.size(), paths.size());
+    EXPECT_EQ(json->Render(*a, ReportOptions()), json->Render(*serial, ReportOptions()));
+  }
   for (const std::string& p : paths) unlink(p.c_str());
 }
 
