@@ -90,8 +90,8 @@ void InterposedCall::End(int result, const CudaCallFacts& facts, const void* par
   uint32_t correlation = source_ != nullptr ? source_->TakeCorrelationId() : 0;
   if (correlation == 0) correlation = NextAgentCorrelation(*state_);
   HostMemoryMap& map = ProcessHostMemoryMap();
-  ApplyCallEffect(api_, facts, ok, params, map);
   const CudaApiInfo& info = InfoOf(api_);
+  if (info.effect != CudaApiEffect::kNone) ApplyCallEffect(api_, facts, ok, params, map);  // most calls: none
   ApiCallEvent event;
   std::memset(&event, 0, sizeof(event));
   BuildApiCallEvent(api_, facts, result, state_->device, ApiSource::kInterposer,
