@@ -25,6 +25,16 @@ struct FakeMachine {
   }
 };
 
+// Pairs every 10 ms from `from` to `until` (ns since the machine's tsc0), as the writer's drains
+// take them, each published at once. Returns where the next drain would be.
+double FeedDrains(const FakeMachine& m, double from, double until, TscLineFitter* fitter, TscLine* line) {
+  for (; from <= until; from += 10e6) {
+    const uint64_t t = m.TscAt(from);
+    fitter->Add(t, m.KernelNsAt(t), t, line);
+  }
+  return from;
+}
+
 int64_t LineError(const TscLine& line, const FakeMachine& m, uint64_t tsc) {
   TscLine::Params p;
   EXPECT_TRUE(line.Load(&p));
@@ -51,11 +61,7 @@ TEST(TscLineFitterTest, RefitsFollowAKernelClockThatChangesPaceWithoutAStep) {
   FakeMachine m;
   TscLine line;
   TscLineFitter fitter;
-  double now = 0;
-  for (; now <= 100e6; now += 10e6) {
-    const uint64_t t = m.TscAt(now);
-    fitter.Add(t, m.KernelNsAt(t), t, &line);
-  }
+  double now = FeedDrains(m, 0, 100e6, &fitter, &line);
   // NTP slews the kernel's clock 200 ppm fast from here on (the most it does is 500).
   m.change_tsc = m.TscAt(now);
   m.ppm = 200;
@@ -84,10 +90,7 @@ TEST(TscLineFitterTest, AJumpOfTheTscGivesTheLineUpForGood) {
   FakeMachine m;
   TscLine line;
   TscLineFitter fitter;
-  for (double now = 0; now <= 50e6; now += 10e6) {
-    const uint64_t t = m.TscAt(now);
-    fitter.Add(t, m.KernelNsAt(t), t, &line);
-  }
+  FeedDrains(m, 0, 50e6, &fitter, &line);
   TscLine::Params p;
   ASSERT_TRUE(line.Load(&p));
   // The kernel's clock 5 ms ahead of where the TSC says (a VM moved to another host).
@@ -103,10 +106,7 @@ TEST(TscLineFitterTest, AfterDormantHoursDriftIsNotAJump) {
   FakeMachine m;
   TscLine line;
   TscLineFitter fitter;
-  for (double now = 0; now <= 50e6; now += 10e6) {
-    const uint64_t t = m.TscAt(now);
-    fitter.Add(t, m.KernelNsAt(t), t, &line);
-  }
+  FeedDrains(m, 0, 50e6, &fitter, &line);
   // Two hours without a refit (no capture window open), the kernel's clock 20 ppm off the fit:
   // 144 ms apart, which a refit takes back; 1 ms would have been a jump after 10 ms.
   const double later = 2 * 3600e9;

@@ -36,6 +36,11 @@ Ran Report(const std::vector<std::string>& argv) {
   return {exit, out.str(), err.str()};
 }
 
+std::vector<std::string> WithJobs(std::vector<std::string> argv, const char* jobs) {
+  argv.insert(argv.end(), {"--jobs", jobs});
+  return argv;
+}
+
 TEST(JobsTest, ReportIsTheSameWhateverTheJobs) {
   const std::string dir = (fs::path(::testing::TempDir()) / "report_jobs").lexically_normal().string();
   fs::remove_all(dir);
@@ -64,15 +69,11 @@ TEST(JobsTest, ReportIsTheSameWhateverTheJobs) {
     for (const char* format : {"--json", "--format=text"}) {
       std::vector<std::string> argv = {"report", format, "--width", "100"};
       argv.insert(argv.end(), traces.begin(), traces.end());
-      std::vector<std::string> one = argv;
-      one.insert(one.end(), {"--jobs", "1"});
-      const Ran serial = Report(one);
+      const Ran serial = Report(WithJobs(argv, "1"));
       ASSERT_EQ(serial.exit, 0) << serial.err;
       ASSERT_NE(serial.out.find("idle"), std::string::npos) << serial.out;
       for (const char* jobs : {"2", "4"}) {
-        std::vector<std::string> many = argv;
-        many.insert(many.end(), {"--jobs", jobs});
-        const Ran parallel = Report(many);
+        const Ran parallel = Report(WithJobs(argv, jobs));
         EXPECT_EQ(parallel.exit, serial.exit);
         EXPECT_EQ(parallel.out, serial.out) << traces.back() << " " << format << " --jobs " << jobs;
         EXPECT_EQ(parallel.err, serial.err);
@@ -87,15 +88,11 @@ TEST(JobsTest, ReportIsTheSameWhateverTheJobs) {
   ASSERT_EQ(testing::WriteNewerSchemaTrace(dir + "/newer.gstrace"), "");
   const std::vector<std::string> bad_job = {"report", "--json", dir + "/large.gstrace", dir + "/newer.gstrace",
                                             dir + "/not_a_trace_1", dir + "/starved.gstrace"};
-  std::vector<std::string> one = bad_job;
-  one.insert(one.end(), {"--jobs", "1"});
-  const Ran serial = Report(one);
+  const Ran serial = Report(WithJobs(bad_job, "1"));
   ASSERT_NE(serial.exit, 0);
   ASSERT_NE(serial.err.find("newer.gstrace"), std::string::npos) << serial.err;
   for (const char* jobs : {"2", "4"}) {
-    std::vector<std::string> many = bad_job;
-    many.insert(many.end(), {"--jobs", jobs});
-    const Ran parallel = Report(many);
+    const Ran parallel = Report(WithJobs(bad_job, jobs));
     EXPECT_EQ(parallel.exit, serial.exit);
     EXPECT_EQ(parallel.out, serial.out);
     EXPECT_EQ(parallel.err, serial.err) << "--jobs " << jobs;
