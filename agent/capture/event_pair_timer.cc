@@ -147,7 +147,7 @@ void EventPairTimer::BeforeGpuWork(uint64_t stream) {
     return;
   }
   Device& d = devices_[device];
-  static thread_local uint32_t hint = 0;
+  __attribute__((tls_model("initial-exec"))) static thread_local uint32_t hint = 0;  // as capture_thread_state.h
   Slot* slot = nullptr;
   int index = 0;
   for (int i = 0; i < kSlotsPerDevice; ++i) {

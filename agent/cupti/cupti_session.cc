@@ -191,9 +191,10 @@ uint32_t CuptiSession::TakeCorrelationId() {
 }
 
 uint32_t CuptiSession::DeviceOf(CUcontext context) {
-  // Per-thread one-entry cache: a thread mostly stays in one context.
-  static thread_local CUcontext cached_context = nullptr;
-  static thread_local uint32_t cached_device = 0;
+  // Per-thread one-entry cache: a thread mostly stays in one context. Initial-exec, as every
+  // thread-local the agent reads on a CUDA call (capture_thread_state.h says why).
+  __attribute__((tls_model("initial-exec"))) static thread_local CUcontext cached_context = nullptr;
+  __attribute__((tls_model("initial-exec"))) static thread_local uint32_t cached_device = 0;
   if (context == nullptr) return static_cast<uint32_t>(ThisThreadCaptureState().device);
   if (context != cached_context) {
     uint32_t device = 0;
