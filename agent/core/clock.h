@@ -3,27 +3,30 @@
 //
 // Everything in a trace (host calls, GPU activities mapped by CUPTI's timestamp callback, samples,
 // waits) is on this clock. clock_gettime(CLOCK_MONOTONIC) is served by the vDSO, but a wrapper
-// reads it twice per call, and in the short bursts of a real program (cold vvar page, a sequence
-// lock and a fence per read) each read cost ~45 ns on the development VMs, more than half of what
-// a wrapper adds without stacks (BENCHMARKS.md, "added cost per intercepted CUDA call"). So where
+// reads it twice per call, and each read (a sequence lock, a fenced TSC read, the conversion) cost
+// ~16 ns in a tight loop and up to ~45 ns in the short bursts of a real program on the development
+// VMs: half of what a wrapper added without stacks (BENCHMARKS.md, "added cost per intercepted CUDA call"). So where
 // the kernel itself keeps CLOCK_MONOTONIC on the TSC (clocksource "tsc", an invariant TSC), the
 // agent reads the TSC and converts it with a line it fits to CLOCK_MONOTONIC: ns = base_ns +
 // (tsc - base_tsc) * mult / 2^32.
 //
 // The line (TscLine) is refitted from (TSC, clock_gettime) pairs that the writer thread takes at
-// every drain (10 ms): its slope over the last 1-2 s, and each refit
-// starts where the previous line stands (no step, so time never runs backwards) and steers onto
-// the kernel's clock over the next 20 ms. The kernel's own TSC-to-monotonic conversion is a line
-// too, slewed by NTP at most 500 ppm, so the two stay within a fraction of a microsecond; the
+// every drain (10 ms): its slope over the last 1-2 s, and each refit starts where the previous
+// line stands (no step, so time never runs backwards) and steers onto the kernel's clock over the
+// next 20 ms or more. The kernel's own TSC-to-monotonic conversion is a line too, slewed by NTP at
+// most 500 ppm, so the two stay within a fraction of a microsecond at a steady pace and within a
+// few microseconds while NTP changes it (clock_test.cc); the
 // line stays joinable with everything else on CLOCK_MONOTONIC (CUPTI's timestamps come through
 // the agent's callback, cupti_session.cc; the simulated device's ground truth is on
-// CLOCK_MONOTONIC). A pair that disagrees with the line by more than 1 ms (the TSC jumped: a VM
-// migrated, the host resumed) switches the agent back to clock_gettime for good. GS_CLOCK=system
+// CLOCK_MONOTONIC). A pair that disagrees with the line by more than 1 ms (plus 100 ppm of the
+// time since the previous pair: an on-demand agent's line runs unrefitted between windows), i.e.
+// the TSC jumped (a VM migrated, the host resumed), switches the agent back to clock_gettime for
+// good. GS_CLOCK=system
 // does so from the start. Until the second pair (the first drain) calls read clock_gettime.
 //
 // Thread safety: MonotonicNs is lock-free and safe anywhere, signal handlers included (a reader
-// that races a refit reads clock_gettime instead). Start/Anchor/Stop: the agent's lifecycle and writer threads,
-// serialised by a mutex inside.
+// that races a refit reads clock_gettime instead). StartTscClock and AnchorTscClock: the agent's
+// activation and writer threads, serialised by a mutex inside.
 #ifndef GPUSTALL_AGENT_CORE_CLOCK_H_
 #define GPUSTALL_AGENT_CORE_CLOCK_H_
 
