@@ -24,8 +24,8 @@
 // good. GS_CLOCK=system
 // does so from the start. Until the second pair (the first drain) calls read clock_gettime.
 //
-// Thread safety: MonotonicNs is lock-free and safe anywhere, signal handlers included (a reader
-// that races a refit reads clock_gettime instead). StartTscClock and AnchorTscClock: the agent's
+// Thread safety: MonotonicNs is lock-free and safe anywhere, signal handlers included (it never
+// waits for a refit: TscLine::Load). StartTscClock and AnchorTscClock: the agent's
 // activation and writer threads, serialised by a mutex inside.
 #ifndef GPUSTALL_AGENT_CORE_CLOCK_H_
 #define GPUSTALL_AGENT_CORE_CLOCK_H_
@@ -91,35 +91,49 @@ class TscLine {
     return p.base_ns - static_cast<uint64_t>((static_cast<unsigned __int128>(p.base_tsc - tsc) * p.mult) >> 32);
   }
 
-  // The published line, or false while there is none (not fitted yet, or given up) or while it is
-  // being refitted: the caller then reads clock_gettime, which agrees with the line to well under
-  // a microsecond. Never waits, so a signal handler that interrupts a refit cannot spin on it.
+  // The published line, or false while there is none (not fitted yet, or given up). Two copies,
+  // each under its own sequence count, with an index to the newer (the kernel's own NMI-safe
+  // clock read does the same): a refit writes the copy nobody is directed to, so a reader never
+  // meets one being written unless a second refit starts while it reads (10 ms later); it then
+  // retries, and only after several such races reads clock_gettime instead. Never waits, so a
+  // signal handler that interrupts a refit cannot spin on it.
   bool Load(Params* out) const {
-    const uint32_t s1 = seq_.load(std::memory_order_acquire);
-    if (s1 == 0 || (s1 & 1u) != 0) return false;
-    out->base_tsc = base_tsc_.load(std::memory_order_relaxed);
-    out->base_ns = base_ns_.load(std::memory_order_relaxed);
-    out->mult = mult_.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    return seq_.load(std::memory_order_relaxed) == s1 && out->mult != 0;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const Copy& c = copies_[current_.load(std::memory_order_acquire) & 1u];
+      const uint32_t s1 = c.seq.load(std::memory_order_acquire);
+      if ((s1 & 1u) != 0) continue;
+      out->base_tsc = c.base_tsc.load(std::memory_order_relaxed);
+      out->base_ns = c.base_ns.load(std::memory_order_relaxed);
+      out->mult = c.mult.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (c.seq.load(std::memory_order_relaxed) == s1) return out->mult != 0;
+    }
+    return false;
   }
 
   // One writer at a time (the caller serialises). mult 0 withdraws the line.
   void Publish(const Params& p) {
-    const uint32_t s = seq_.load(std::memory_order_relaxed);
-    seq_.store(s + 1, std::memory_order_relaxed);
+    const uint32_t next = (current_.load(std::memory_order_relaxed) & 1u) ^ 1u;
+    Copy& c = copies_[next];
+    const uint32_t s = c.seq.load(std::memory_order_relaxed);
+    c.seq.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
-    base_tsc_.store(p.base_tsc, std::memory_order_relaxed);
-    base_ns_.store(p.base_ns, std::memory_order_relaxed);
-    mult_.store(p.mult, std::memory_order_relaxed);
-    seq_.store(s + 2, std::memory_order_release);
+    c.base_tsc.store(p.base_tsc, std::memory_order_relaxed);
+    c.base_ns.store(p.base_ns, std::memory_order_relaxed);
+    c.mult.store(p.mult, std::memory_order_relaxed);
+    c.seq.store(s + 2, std::memory_order_release);
+    current_.store(next, std::memory_order_release);
   }
 
  private:
-  std::atomic<uint32_t> seq_{0};
-  std::atomic<uint64_t> base_tsc_{0};
-  std::atomic<uint64_t> base_ns_{0};
-  std::atomic<uint64_t> mult_{0};
+  struct Copy {
+    std::atomic<uint32_t> seq{0};  // odd while written
+    std::atomic<uint64_t> base_tsc{0};
+    std::atomic<uint64_t> base_ns{0};
+    std::atomic<uint64_t> mult{0};  // 0: no line
+  };
+  Copy copies_[2];
+  std::atomic<uint32_t> current_{0};
 };
 
 // Fits the line from (tsc, ns) pairs (see the file comment). Not thread-safe: TscClock serialises.
