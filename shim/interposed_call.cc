@@ -91,7 +91,7 @@ void InterposedCall::End(int result, const CudaCallFacts& facts, const void* par
   if (correlation == 0) correlation = NextAgentCorrelation(*state_);
   HostMemoryMap& map = ProcessHostMemoryMap();
   const CudaApiInfo& info = InfoOf(api_);
-  if (info.effect != CudaApiEffect::kNone) ApplyCallEffect(api_, facts, ok, params, map);  // most calls: none
+  ApplyCallEffect(api_, facts, ok, params, map);
   ApiCallEvent event;
   std::memset(&event, 0, sizeof(event));
   BuildApiCallEvent(api_, facts, result, state_->device, ApiSource::kInterposer,

@@ -65,9 +65,7 @@ void BuildApiCallEvent(CudaApi api, const CudaCallFacts& facts, int result, int 
   }
 }
 
-void ApplyCallEffect(CudaApi api, const CudaCallFacts& facts, bool ok, const void* params,
-                     HostMemoryMap& map) {
-  if (!ok) return;
+void ApplyCallEffectSlow(CudaApi api, const CudaCallFacts& facts, const void* params, HostMemoryMap& map) {
   switch (InfoOf(api).effect) {
     case CudaApiEffect::kNone:
       return;

@@ -27,9 +27,13 @@ void BuildApiCallEvent(CudaApi api, const CudaCallFacts& facts, int result, int 
                        ApiCallEvent* event);
 
 // Applies the call's CudaApiEffect (pinned/managed ranges, current device) after it returned.
-// Only successful calls change anything.
-void ApplyCallEffect(CudaApi api, const CudaCallFacts& facts, bool ok, const void* params,
-                     HostMemoryMap& map);
+// Only successful calls change anything. Inline for the calls that change nothing (most of them:
+// the wrappers and the CUPTI callback pay no out-of-line call for those).
+void ApplyCallEffectSlow(CudaApi api, const CudaCallFacts& facts, const void* params, HostMemoryMap& map);
+inline void ApplyCallEffect(CudaApi api, const CudaCallFacts& facts, bool ok, const void* params,
+                            HostMemoryMap& map) {
+  if (ok && InfoOf(api).effect != CudaApiEffect::kNone) ApplyCallEffectSlow(api, facts, params, map);
+}
 
 }  // namespace gs
 

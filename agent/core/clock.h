@@ -136,7 +136,8 @@ class TscLine {
   std::atomic<uint32_t> current_{0};
 };
 
-// Fits the line from (tsc, ns) pairs (see the file comment). Not thread-safe: TscClock serialises.
+// Fits the line from (tsc, ns) pairs (see the file comment). Not thread-safe: StartTscClock and
+// AnchorTscClock serialise the process's one fitter.
 class TscLineFitter {
  public:
   // A pair disagreeing with the line by more than this gives the TSC up.
