@@ -43,6 +43,15 @@ struct Rig {
     stacks.Init(StackMode::kUnwind, &note);
     recorder = std::make_unique<RingRecorder>(&pool, &stacks, 32, 4096);
   }
+  // A writer of this rig's recorder into a new trace file at `path`; nullptr (the failure
+  // reported) when the file cannot be created.
+  std::unique_ptr<TraceWriter> Writer(const std::string& path) {
+    std::string error;
+    std::unique_ptr<TraceFile> file = CreateTraceFile(path, &error);
+    EXPECT_NE(file, nullptr) << error;
+    if (file == nullptr) return nullptr;
+    return std::make_unique<TraceWriter>(recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  }
 };
 
 pb::TraceHeader Header() {
@@ -98,10 +107,9 @@ __attribute__((noinline)) void WaitFromHere(Recorder& recorder, uint64_t t, uint
 TEST(TraceWriterTest, HostWaitsRoundTripThroughTheReader) {
   Rig rig;
   const std::string path = TempPath("host_waits.gstrace");
-  std::string error;
-  auto file = CreateTraceFile(path, &error);
-  ASSERT_NE(file, nullptr) << error;
-  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
+  ASSERT_NE(writer_owner, nullptr);
+  TraceWriter& writer = *writer_owner;
   RingRecorder& recorder = *rig.recorder;
   ASSERT_TRUE(writer.Start(Header()));
   RecordFromHere(recorder, 1000000);  // the thread records: its waits are kept
@@ -148,10 +156,9 @@ TEST(TraceWriterTest, HostWaitsRoundTripThroughTheReader) {
 TEST(TraceWriterTest, EventsRoundTripThroughTheReader) {
   Rig rig;
   const std::string path = TempPath("roundtrip.gstrace");
-  std::string error;
-  auto file = CreateTraceFile(path, &error);
-  ASSERT_NE(file, nullptr) << error;
-  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
+  ASSERT_NE(writer_owner, nullptr);
+  TraceWriter& writer = *writer_owner;
   RingRecorder& recorder = *rig.recorder;
   recorder.SetCaptureMode("cupti", "subscribed");
   ASSERT_TRUE(writer.Start(Header()));
@@ -291,10 +298,9 @@ __attribute__((noinline)) void RecordStep(Recorder& recorder, char step, uint64_
 TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
   Rig rig;
   const std::string path = TempPath("repeats.gstrace");
-  std::string error;
-  auto file = CreateTraceFile(path, &error);
-  ASSERT_NE(file, nullptr) << error;
-  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
+  ASSERT_NE(writer_owner, nullptr);
+  TraceWriter& writer = *writer_owner;
   RingRecorder& recorder = *rig.recorder;
   ASSERT_TRUE(writer.Start(Header()));
   // 10 x here (9 repeats), there (new), here (a repeat: recent, though not the previous record's),
@@ -341,8 +347,9 @@ TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
 TEST(TraceWriterTest, FileCutAtAnyByteKeepsEveryCompleteChunk) {
   Rig rig;
   const std::string path = TempPath("cut.gstrace");
-  std::string error;
-  TraceWriter writer(rig.recorder.get(), CreateTraceFile(path, &error), &TestApiNames, 1 << 20);
+  std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
+  ASSERT_NE(writer_owner, nullptr);
+  TraceWriter& writer = *writer_owner;
   ASSERT_TRUE(writer.Start(Header()));
   for (int chunk = 0; chunk < 4; ++chunk) {
     for (int i = 0; i < 20; ++i) RecordFromHere(*rig.recorder, 1000000 * (chunk + 1) + i);
@@ -415,10 +422,9 @@ class FakeContributor : public ChunkContributor {
 TEST(TraceWriterTest, ContributorsShareTheWritersTables) {
   Rig rig;
   const std::string path = TempPath("contributor.gstrace");
-  std::string error;
-  auto file = CreateTraceFile(path, &error);
-  ASSERT_NE(file, nullptr) << error;
-  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
+  ASSERT_NE(writer_owner, nullptr);
+  TraceWriter& writer = *writer_owner;
   FakeContributor contributor;
   writer.AddContributor(&contributor);
   ASSERT_TRUE(writer.Start(Header()));
@@ -465,10 +471,9 @@ TEST(TraceWriterTest, LossesBeforeStartBelongToNoTrace) {
   Rig rig;
   rig.recorder->AddDropped(7, 3);  // an earlier window's (or the time between windows)
   const std::string path = TempPath("second_window.gstrace");
-  std::string error;
-  auto file = CreateTraceFile(path, &error);
-  ASSERT_NE(file, nullptr) << error;
-  TraceWriter writer(rig.recorder.get(), std::move(file), &TestApiNames, 1 << 20);
+  std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
+  ASSERT_NE(writer_owner, nullptr);
+  TraceWriter& writer = *writer_owner;
   ASSERT_TRUE(writer.Start(Header()));
   rig.recorder->AddDropped(2, 1);  // this trace's own
   RecordFromHere(*rig.recorder, 1000);
