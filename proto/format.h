@@ -17,7 +17,8 @@ inline constexpr size_t kPreludeSize = 16;
 
 // Version of the framing (prelude + frame headers). Bumped only if the bytes around payloads
 // change; readers refuse a newer one.
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: frames may be zstd-compressed (kFrameFlagZstd). Readers read 1 and 2.
+inline constexpr uint32_t kFormatVersion = 2;
 
 // Version of the payload schema (proto/gstrace.proto), written into TraceHeader.schema_version.
 // Bumped when the meaning of existing fields changes (see the policy at the top of the .proto);
@@ -40,11 +41,13 @@ enum class FrameType : uint8_t {
   kEnd = 3,     // gpustall.trace.TraceEnd; at most one, the last frame of a cleanly closed trace
 };
 
-// Frame flag bits. Unknown bits make a frame unreadable (a newer writer's feature).
+// Frame flag bits. Unknown bits make a frame unreadable (a newer writer's feature); at most one
+// compression bit is set.
 enum FrameFlags : uint8_t {
   kFrameFlagDeflate = 1 << 0,  // payload is zlib-compressed (RFC 1950); decoded size in the header
+  kFrameFlagZstd = 1 << 1,     // payload is one Zstandard frame (RFC 8878); decoded size in the header
 };
-inline constexpr uint8_t kKnownFrameFlags = kFrameFlagDeflate;
+inline constexpr uint8_t kKnownFrameFlags = kFrameFlagDeflate | kFrameFlagZstd;
 
 // Writes the 16-byte prelude into `out`.
 void EncodePrelude(unsigned char* out);

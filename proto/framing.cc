@@ -1,8 +1,10 @@
 #include "proto/framing.h"
 
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cstring>
+#include <memory>
 
 namespace gs::trace {
 namespace {
@@ -80,7 +82,9 @@ size_t EncodeFrame(FrameType type, const void* payload, size_t payload_size, uns
 }
 
 size_t MaxCompressedFrameSize(size_t payload_size) {
-  const size_t bound = compressBound(static_cast<uLong>(payload_size));
+  size_t bound = compressBound(static_cast<uLong>(payload_size));
+  const size_t zstd_bound = ZSTD_compressBound(payload_size);
+  if (zstd_bound > bound) bound = zstd_bound;
   return kFrameHeaderSize + (bound > payload_size ? bound : payload_size);
 }
 
@@ -96,6 +100,26 @@ size_t EncodeCompressedFrame(FrameType type, const void* payload, size_t payload
     return kFrameHeaderSize + compressed;
   }
   // Incompressible (or the output buffer was too small for zlib's attempt): store it raw.
+  return EncodeFrame(type, payload, payload_size, out, out_capacity);
+}
+
+ZstdFrameEncoder::ZstdFrameEncoder(int level) : level_(level) {}
+
+ZstdFrameEncoder::~ZstdFrameEncoder() { ZSTD_freeCCtx(context_); }
+
+size_t ZstdFrameEncoder::Encode(FrameType type, const void* payload, size_t payload_size,
+                                unsigned char* out, size_t out_capacity) {
+  if (payload_size > kMaxPayloadSize || out_capacity < kFrameHeaderSize) return 0;
+  if (context_ == nullptr && (context_ = ZSTD_createCCtx()) == nullptr) return 0;
+  // ZSTD_compressCCtx resets the context's parameters to `level_` and writes the content size
+  // into the zstd frame header; a reader checks it against payload_size.
+  const size_t compressed = ZSTD_compressCCtx(context_, out + kFrameHeaderSize, out_capacity - kFrameHeaderSize,
+                                              payload, payload_size, level_);
+  if (!ZSTD_isError(compressed) && compressed < payload_size) {
+    WriteHeader(out, type, kFrameFlagZstd, static_cast<uint32_t>(compressed),
+                static_cast<uint32_t>(payload_size), Crc32(out + kFrameHeaderSize, compressed));
+    return kFrameHeaderSize + compressed;
+  }
   return EncodeFrame(type, payload, payload_size, out, out_capacity);
 }
 
@@ -115,8 +139,10 @@ FrameHeaderStatus ParseFrameHeader(const unsigned char* data, size_t size, Frame
   const uint8_t type = data[12];
   h.flags = data[13];
   h.payload_crc = GetU32(data + 16);
-  const bool compressed = (h.flags & kFrameFlagDeflate) != 0;
-  if (!KnownType(type) || (h.flags & ~kKnownFrameFlags) != 0 || data[14] != 0 || data[15] != 0 ||
+  const uint8_t codec = h.flags & (kFrameFlagDeflate | kFrameFlagZstd);
+  const bool compressed = codec != 0;
+  if (!KnownType(type) || (h.flags & ~kKnownFrameFlags) != 0 || codec == (kFrameFlagDeflate | kFrameFlagZstd) ||
+      data[14] != 0 || data[15] != 0 ||
       h.stored_size > kMaxPayloadSize || h.payload_size > kMaxPayloadSize ||
       (!compressed && h.stored_size != h.payload_size)) {
     return FrameHeaderStatus::kUnsupported;
@@ -132,12 +158,33 @@ bool DecodePayload(const FrameHeader& header, const unsigned char* stored, std::
     *error = "payload checksum mismatch";
     return false;
   }
-  if ((header.flags & kFrameFlagDeflate) == 0) {
+  if ((header.flags & (kFrameFlagDeflate | kFrameFlagZstd)) == 0) {
     *payload = std::string_view(reinterpret_cast<const char*>(stored), header.stored_size);
     return true;
   }
   // payload_size was bounded by ParseFrameHeader, so this allocation is bounded too.
   scratch->resize(header.payload_size);
+  if ((header.flags & kFrameFlagZstd) != 0) {
+    // One context per thread: ZSTD_decompress would allocate and free one (~100 KiB) per frame.
+    // Decoding into exactly payload_size bytes bounds the output whatever the zstd frame claims.
+    struct FreeDContext {
+      void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
+    };
+    thread_local std::unique_ptr<ZSTD_DCtx, FreeDContext> context(ZSTD_createDCtx());
+    if (context == nullptr) {
+      *error = "zstd: cannot allocate a decompression context";
+      return false;
+    }
+    const size_t n = ZSTD_decompressDCtx(context.get(), scratch->data(), header.payload_size, stored,
+                                         header.stored_size);
+    if (ZSTD_isError(n) || n != header.payload_size) {
+      *error = ZSTD_isError(n) ? std::string("zstd: ") + ZSTD_getErrorName(n)
+                               : "decompressed size differs from the frame header";
+      return false;
+    }
+    *payload = *scratch;
+    return true;
+  }
   uLongf out_size = header.payload_size;
   const int rc = uncompress(reinterpret_cast<Bytef*>(scratch->data()), &out_size, stored,
                             header.stored_size);

@@ -1,19 +1,21 @@
 // framing.h — encoding and decoding of .gstrace frames (FORMAT.md, "Frames").
 //
 // A frame is a 24-byte header followed by a payload (a serialized TraceHeader, Chunk or TraceEnd,
-// optionally zlib-compressed). Two checksums: one over the header (so a reader can trust the
+// optionally zstd- or zlib-compressed). Two checksums: one over the header (so a reader can trust the
 // length before it reads the payload, and resynchronise after garbage) and one over the payload.
 //
 // Writers (the agent's writer thread): serialize the payload straight into their own buffer at
 // `frame + kFrameHeaderSize`, then call FinishFrame() to fill the header in place. Neither
-// FinishFrame nor EncodeFrame allocates. EncodeCompressedFrame calls zlib, which allocates its
-// own state (use it on the writer thread, never on an application thread).
+// FinishFrame nor EncodeFrame allocates. ZstdFrameEncoder (what the agent writes) allocates zstd's
+// state once and reuses it; EncodeCompressedFrame (zlib, what format 1 wrote) allocates zlib's
+// state at every call. Both belong on the writer thread, never on an application thread.
 //
 // Readers: ParseFrameHeader() on the next kFrameHeaderSize bytes; if it says kOk, read
 // `stored_size` more bytes and call DecodePayload(). FindFrameMarker() locates the next candidate
 // frame after damage.
 //
-// Thread safety: all functions are pure (no shared state) and may run concurrently.
+// Thread safety: the functions may run concurrently (DecodePayload keeps one zstd decompression
+// context per thread); a ZstdFrameEncoder is used by one thread at a time.
 #ifndef GPUSTALL_PROTO_FRAMING_H_
 #define GPUSTALL_PROTO_FRAMING_H_
 
@@ -23,6 +25,8 @@
 #include <string_view>
 
 #include "proto/format.h"
+
+struct ZSTD_CCtx_s;  // zstd.h's ZSTD_CCtx
 
 namespace gs::trace {
 
@@ -57,6 +61,27 @@ size_t MaxCompressedFrameSize(size_t payload_size);
 size_t EncodeCompressedFrame(FrameType type, const void* payload, size_t payload_size, int level,
                              unsigned char* out, size_t out_capacity);
 
+// Frames compressed with zstd at one level, through one reused compression context. zstd level 1
+// compresses the agent's chunks about ten times as fast as zlib level 1 at nearly the same size
+// (BENCHMARKS.md, "Trace compression"), and decodes several times as fast.
+class ZstdFrameEncoder {
+ public:
+  explicit ZstdFrameEncoder(int level = 1);
+  ~ZstdFrameEncoder();
+  ZstdFrameEncoder(const ZstdFrameEncoder&) = delete;
+  ZstdFrameEncoder& operator=(const ZstdFrameEncoder&) = delete;
+
+  // Like EncodeCompressedFrame (the same capacity, MaxCompressedFrameSize, suffices): a zstd frame
+  // when that is smaller than the payload, else the payload raw. 0 if it does not fit, the payload
+  // is too large, or zstd could not allocate its state.
+  size_t Encode(FrameType type, const void* payload, size_t payload_size, unsigned char* out,
+                size_t out_capacity);
+
+ private:
+  ZSTD_CCtx_s* context_ = nullptr;  // created by the first Encode
+  int level_;
+};
+
 enum class FrameHeaderStatus {
   kOk,
   kNeedMore,         // fewer than kFrameHeaderSize bytes available
@@ -68,7 +93,7 @@ enum class FrameHeaderStatus {
 // Parses the header at `data` (`size` bytes available). Only kOk fills `out`.
 FrameHeaderStatus ParseFrameHeader(const unsigned char* data, size_t size, FrameHeader* out);
 
-// Checks the payload checksum and, for compressed frames, inflates the payload into `*scratch`
+// Checks the payload checksum and, for compressed frames, decompresses the payload into `*scratch`
 // (resized to header.payload_size, never more than kMaxPayloadSize). On success `*payload` views
 // either `stored` or `*scratch`. On failure returns false and sets `*error`.
 bool DecodePayload(const FrameHeader& header, const unsigned char* stored, std::string* scratch,

@@ -78,6 +78,72 @@ TEST(FramingTest, IncompressiblePayloadIsStoredRaw) {
   EXPECT_EQ(h.flags, 0);
 }
 
+// What the agent writes: zstd frames through one encoder reused frame after frame.
+TEST(FramingTest, ZstdFramesRoundTripThroughOneReusedEncoder) {
+  ZstdFrameEncoder encoder(1);
+  const std::string payloads[] = {std::string(50000, 'x'), Payload(30000), std::string(70000, 'y')};
+  for (const std::string& payload : payloads) {
+    std::vector<unsigned char> buf(MaxCompressedFrameSize(payload.size()));
+    const size_t size = encoder.Encode(FrameType::kChunk, payload.data(), payload.size(), buf.data(), buf.size());
+    ASSERT_GT(size, kFrameHeaderSize);
+    EXPECT_LT(size, payload.size() / 10);
+    FrameHeader h;
+    ASSERT_EQ(ParseFrameHeader(buf.data(), size, &h), FrameHeaderStatus::kOk);
+    EXPECT_EQ(h.flags, kFrameFlagZstd);
+    EXPECT_EQ(h.stored_size, size - kFrameHeaderSize);
+    EXPECT_EQ(h.payload_size, payload.size());
+    std::string scratch, error;
+    std::string_view decoded;
+    ASSERT_TRUE(DecodePayload(h, buf.data() + kFrameHeaderSize, &scratch, &decoded, &error)) << error;
+    EXPECT_EQ(decoded, payload);
+  }
+}
+
+TEST(FramingTest, ZstdEncoderStoresIncompressiblePayloadRaw) {
+  std::string payload(4096, '\0');
+  uint32_t x = 12345;
+  for (char& c : payload) c = static_cast<char>((x = x * 1103515245 + 12345) >> 24);
+  std::vector<unsigned char> buf(MaxCompressedFrameSize(payload.size()));
+  ZstdFrameEncoder encoder;
+  const size_t size = encoder.Encode(FrameType::kChunk, payload.data(), payload.size(), buf.data(), buf.size());
+  ASSERT_EQ(size, kFrameHeaderSize + payload.size());
+  FrameHeader h;
+  ASSERT_EQ(ParseFrameHeader(buf.data(), size, &h), FrameHeaderStatus::kOk);
+  EXPECT_EQ(h.flags, 0);
+}
+
+// A zstd payload whose checksum was made to match after damage (a writer's bug, not a flipped bit
+// on disk): zstd's own error, never a crash or a wrong payload.
+TEST(FramingTest, DamagedZstdPayloadIsAnErrorNamedByZstd) {
+  const std::string payload = std::string(20000, 'a') + Payload(2000);
+  std::vector<unsigned char> buf(MaxCompressedFrameSize(payload.size()));
+  ZstdFrameEncoder encoder;
+  const size_t size = encoder.Encode(FrameType::kChunk, payload.data(), payload.size(), buf.data(), buf.size());
+  ASSERT_GT(size, kFrameHeaderSize);
+  FrameHeader h;
+  ASSERT_EQ(ParseFrameHeader(buf.data(), size, &h), FrameHeaderStatus::kOk);
+  std::string scratch, error;
+  std::string_view decoded;
+  // The zstd frame cut short, then its magic number broken.
+  FrameHeader shorter = h;
+  shorter.stored_size = h.stored_size - 3;
+  shorter.payload_crc = Crc32(buf.data() + kFrameHeaderSize, shorter.stored_size);
+  EXPECT_FALSE(DecodePayload(shorter, buf.data() + kFrameHeaderSize, &scratch, &decoded, &error));
+  EXPECT_EQ(error.rfind("zstd: ", 0), 0u) << error;
+  buf[kFrameHeaderSize] ^= 0xff;
+  h.payload_crc = Crc32(buf.data() + kFrameHeaderSize, h.stored_size);
+  error.clear();
+  EXPECT_FALSE(DecodePayload(h, buf.data() + kFrameHeaderSize, &scratch, &decoded, &error));
+  EXPECT_EQ(error.rfind("zstd: ", 0), 0u) << error;
+  // A header that says more bytes than the zstd frame holds.
+  buf[kFrameHeaderSize] ^= 0xff;
+  h.payload_crc = Crc32(buf.data() + kFrameHeaderSize, h.stored_size);
+  h.payload_size += 1;
+  error.clear();
+  EXPECT_FALSE(DecodePayload(h, buf.data() + kFrameHeaderSize, &scratch, &decoded, &error));
+  EXPECT_FALSE(error.empty());
+}
+
 TEST(FramingTest, EncodeFrameRefusesSmallBuffer) {
   const std::string payload = Payload(100);
   std::vector<unsigned char> buf(kFrameHeaderSize + 99);
@@ -130,6 +196,18 @@ TEST(FramingTest, RejectsOversizedOrUnknownFramesEvenWithValidChecksum) {
   crc = Crc32(h, 20);
   std::memcpy(h + 20, &crc, 4);
   EXPECT_EQ(ParseFrameHeader(h, sizeof(h), &out), FrameHeaderStatus::kUnsupported);
+  // Both compression bits, or an unknown flag bit.
+  h[12] = 2;
+  for (const uint8_t flags : {uint8_t{kFrameFlagDeflate | kFrameFlagZstd}, uint8_t{1 << 2}}) {
+    h[13] = flags;
+    crc = Crc32(h, 20);
+    std::memcpy(h + 20, &crc, 4);
+    EXPECT_EQ(ParseFrameHeader(h, sizeof(h), &out), FrameHeaderStatus::kUnsupported) << int{flags};
+  }
+  h[13] = kFrameFlagZstd;
+  crc = Crc32(h, 20);
+  std::memcpy(h + 20, &crc, 4);
+  EXPECT_EQ(ParseFrameHeader(h, sizeof(h), &out), FrameHeaderStatus::kOk);
 }
 
 TEST(FramingTest, FindFrameMarker) {

@@ -57,9 +57,8 @@ bool TraceWriter::WriteFrame(uint8_t type, const google::protobuf::MessageLite& 
   payload_.resize(size);
   message.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(payload_.data()));
   frame_.resize(trace::MaxCompressedFrameSize(size));
-  // Level 1: most of the gain (interned ids and deltas compress well) for little CPU.
-  const size_t n = trace::EncodeCompressedFrame(static_cast<trace::FrameType>(type), payload_.data(), size, 1,
-                                                reinterpret_cast<unsigned char*>(frame_.data()), frame_.size());
+  const size_t n = frame_encoder_.Encode(static_cast<trace::FrameType>(type), payload_.data(), size,
+                                        reinterpret_cast<unsigned char*>(frame_.data()), frame_.size());
   if (n == 0) return Fail("could not encode a trace frame");
   std::string reason;
   if (!file_->Append(frame_.data(), n, &reason)) return Fail("write failed: " + reason);

@@ -6,7 +6,7 @@
 // frames replace the _PyEval_EvalFrameDefault frames they ran in, py-spy --native style, and
 // become FRAME_KIND_PYTHON frames, once per distinct (code, instruction)), API ids become
 // ApiFunction entries, kernel names interned strings. FlushChunk() adds the cumulative Stats,
-// encodes the Chunk (protobuf-lite, zlib via proto/framing) and writes it as one frame, so a file
+// encodes the Chunk (protobuf-lite, zstd via proto/framing) and writes it as one frame, so a file
 // cut at any byte is readable up to its last complete chunk.
 //
 // Errors: the first failed write is final (leveldb's bg_error_): failed() turns true, error()
@@ -36,6 +36,7 @@
 #include "agent/stacks/stack_table.h"
 #include "agent/writer/trace_file.h"
 #include "proto/batch_codec.h"
+#include "proto/framing.h"
 #include "proto/gstrace.pb.h"
 
 namespace gs {
@@ -153,6 +154,9 @@ class TraceWriter final : private ChunkBuilder {
   std::vector<MergedFrame> merged_scratch_;
   std::vector<uint64_t> merged_keys_scratch_;
   std::string payload_, frame_;
+  // zstd level 1: most of the gain (interned ids and deltas compress well) for little CPU; its
+  // context is allocated once, at the first frame.
+  trace::ZstdFrameEncoder frame_encoder_{1};
 
   // Cumulative counters (Stats).
   uint64_t api_calls_ = 0, activities_count_ = 0, stacks_truncated_ = 0, host_waits_ = 0;

@@ -80,10 +80,11 @@ struct Written {
 // A small trace: two threads, launches + kernels, pageable copies, syncs, memory events,
 // samples and NVTX ranges, in chunks of `per_chunk` records.
 Written BuildSmallTrace(const std::string& path, uint32_t per_chunk, int deflate_level = 0,
-                        int steps = 6, bool finish = true) {
+                        int steps = 6, bool finish = true, int zstd_level = 0) {
   TraceBuilder::Options options;
   options.records_per_chunk = per_chunk;
   options.deflate_level = deflate_level;
+  options.zstd_level = zstd_level;
   auto b = TraceBuilder::Create(path, TestHeader(), options);
   EXPECT_NE(b, nullptr);
   Written w;
@@ -267,10 +268,11 @@ ReadBack ReadAll(TraceReader& reader) {
 }
 
 TEST(ReaderTest, RoundTripsEveryRecordType) {
-  for (int deflate : {0, 1}) {
-    SCOPED_TRACE(deflate ? "deflate" : "raw");
+  for (const char* codec : {"raw", "deflate", "zstd"}) {
+    SCOPED_TRACE(codec);
     const std::string path = TempPath("roundtrip");
-    const Written w = BuildSmallTrace(path, 7, deflate);
+    const Written w = BuildSmallTrace(path, 7, codec == std::string("deflate") ? 1 : 0, 6, true,
+                                      codec == std::string("zstd") ? 1 : 0);
     CollectingReporter damage;
     auto reader = TraceReader::Open(path, &damage);
     ASSERT_TRUE(reader.ok()) << reader.status();
@@ -830,12 +832,14 @@ TEST(ReaderTest, HostileChunksWithValidChecksumsAreSurvived) {
 // Bytes per event for a realistic mix: a training loop's launches (with kernels), pageable and
 // pinned copies (with memcpy activities), a sync per step; 2 threads; 16 distinct stacks.
 TEST(ReaderTest, BytesPerEvent) {
-  double per_event[2];
-  for (int deflate : {0, 1}) {
+  double per_event[3];
+  const char* const kCodecs[] = {"uncompressed", "zlib level 1", "zstd level 1"};
+  for (int codec : {0, 1, 2}) {
     const std::string path = TempPath("size");
     TraceBuilder::Options options;
     options.records_per_chunk = 16384;
-    options.deflate_level = deflate;
+    options.deflate_level = codec == 1 ? 1 : 0;
+    options.zstd_level = codec == 2 ? 1 : 0;
     auto b = TraceBuilder::Create(path, TestHeader(), options);
     const uint32_t launch = b->InternApiFunction("cudaLaunchKernel", pb::API_CLASS_LAUNCH);
     const uint32_t copy = b->InternApiFunction("cudaMemcpyAsync", pb::API_CLASS_MEMCPY);
@@ -920,11 +924,10 @@ TEST(ReaderTest, BytesPerEvent) {
       events += 1;
     }
     ASSERT_TRUE(b->Finish());
-    per_event[deflate] = static_cast<double>(b->bytes_written()) / static_cast<double>(events);
+    per_event[codec] = static_cast<double>(b->bytes_written()) / static_cast<double>(events);
     std::printf("trace size: %llu events, %llu bytes, %.2f bytes/event (%s)\n",
                 static_cast<unsigned long long>(events),
-                static_cast<unsigned long long>(b->bytes_written()), per_event[deflate],
-                deflate ? "zlib level 1" : "uncompressed");
+                static_cast<unsigned long long>(b->bytes_written()), per_event[codec], kCodecs[codec]);
     // Readable, and the count is right.
     auto reader = TraceReader::Open(path);
     ASSERT_TRUE(reader.ok());
@@ -935,6 +938,7 @@ TEST(ReaderTest, BytesPerEvent) {
   // Target: 16 bytes/event (BENCHMARKS.md). Loose bounds here; the printed figures are the measurement.
   EXPECT_LT(per_event[0], 20.0);
   EXPECT_LT(per_event[1], per_event[0]);
+  EXPECT_LT(per_event[2], per_event[0]);
 }
 
 // Decode threads change how a trace is read, not what is read: the dump (every record, table

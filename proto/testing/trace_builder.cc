@@ -44,7 +44,11 @@ TraceBuilder::~TraceBuilder() {
 
 bool TraceBuilder::WriteFrame(FrameType type, const std::string& payload) {
   size_t size;
-  if (options_.deflate_level > 0) {
+  if (options_.zstd_level > 0) {
+    if (zstd_ == nullptr) zstd_ = std::make_unique<ZstdFrameEncoder>(options_.zstd_level);
+    frame_.resize(MaxCompressedFrameSize(payload.size()));
+    size = zstd_->Encode(type, payload.data(), payload.size(), frame_.data(), frame_.size());
+  } else if (options_.deflate_level > 0) {
     frame_.resize(MaxCompressedFrameSize(payload.size()));
     size = EncodeCompressedFrame(type, payload.data(), payload.size(), options_.deflate_level,
                                  frame_.data(), frame_.size());

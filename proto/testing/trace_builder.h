@@ -37,6 +37,7 @@
 
 #include "proto/batch_codec.h"
 #include "proto/format.h"
+#include "proto/framing.h"
 #include "proto/gstrace.pb.h"
 #include "proto/records.h"
 
@@ -46,7 +47,8 @@ class TraceBuilder {
  public:
   struct Options {
     uint32_t records_per_chunk = 16384;  // high-volume records per chunk before it is written
-    int deflate_level = 0;               // 0: raw frames; 1..9: zlib-compressed frames
+    int deflate_level = 0;               // 0: raw frames; 1..9: zlib-compressed frames (format 1)
+    int zstd_level = 0;                  // > 0: zstd-compressed frames, as the agent writes them
     bool auto_stats = true;              // give every chunk a cumulative Stats of what was written
   };
 
@@ -136,6 +138,7 @@ class TraceBuilder {
   gpustall::trace::Chunk chunk_;
   std::string payload_;
   std::vector<unsigned char> frame_;
+  std::unique_ptr<ZstdFrameEncoder> zstd_;  // options_.zstd_level > 0, from the first frame
   uint32_t records_in_chunk_ = 0;
   bool user_stats_ = false;
 

@@ -28,16 +28,25 @@ bool StartsWithMagic(std::string_view input) {
          std::memcmp(input.data(), trace::kMagic, sizeof(trace::kMagic)) == 0;
 }
 
+enum class Compression { kNone, kDeflate, kZstd };
+
 // Appends one frame holding `payload`, with correct checksums.
-void AppendFrame(trace::FrameType type, std::string_view payload, bool compress, std::string* out) {
+void AppendFrame(trace::FrameType type, std::string_view payload, Compression compression, std::string* out) {
   // A payload above the format's limit cannot be framed; fuzz inputs that large are cut here
   // (libFuzzer's -max_len keeps them far smaller anyway).
   if (payload.size() > trace::kMaxPayloadSize) payload = payload.substr(0, trace::kMaxPayloadSize);
   std::vector<unsigned char> frame(trace::MaxCompressedFrameSize(payload.size()));
-  const size_t n =
-      compress ? trace::EncodeCompressedFrame(type, payload.data(), payload.size(), 1, frame.data(),
-                                              frame.size())
-               : trace::EncodeFrame(type, payload.data(), payload.size(), frame.data(), frame.size());
+  size_t n;
+  switch (compression) {
+    case Compression::kDeflate:
+      n = trace::EncodeCompressedFrame(type, payload.data(), payload.size(), 1, frame.data(), frame.size());
+      break;
+    case Compression::kZstd:
+      n = trace::ZstdFrameEncoder(1).Encode(type, payload.data(), payload.size(), frame.data(), frame.size());
+      break;
+    default:
+      n = trace::EncodeFrame(type, payload.data(), payload.size(), frame.data(), frame.size());
+  }
   out->append(reinterpret_cast<const char*>(frame.data()), n);
 }
 
@@ -62,14 +71,16 @@ std::string FuzzInputToTrace(std::string_view input) {
   if (header.schema_version() == 0 || header.schema_version() > trace::kSchemaVersion) {
     header.set_schema_version(trace::kSchemaVersion);
   }
-  AppendFrame(trace::FrameType::kHeader, header.SerializeAsString(), false, &out);
+  AppendFrame(trace::FrameType::kHeader, header.SerializeAsString(), Compression::kNone, &out);
 
   for (size_t i = 1; i < segments.size(); ++i) {
     std::string_view s = segments[i];
     const unsigned char how = s.empty() ? 0 : static_cast<unsigned char>(s[0]);
     if (!s.empty()) s.remove_prefix(1);
-    AppendFrame((how & 2) ? trace::FrameType::kEnd : trace::FrameType::kChunk, s, (how & 1) != 0,
-                &out);
+    const Compression compression = (how & 1)   ? Compression::kDeflate
+                                    : (how & 4) ? Compression::kZstd
+                                                : Compression::kNone;
+    AppendFrame((how & 2) ? trace::FrameType::kEnd : trace::FrameType::kChunk, s, compression, &out);
   }
   return out;
 }

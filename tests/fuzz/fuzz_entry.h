@@ -11,7 +11,7 @@
 //   * Any other input describes frames whose checksums the fuzzer cannot forge: it is split at
 //     kFuzzFrameSeparator; the first segment is merged into a valid TraceHeader, and each further
 //     segment is one frame whose first byte says how to frame the rest (bit 0: zlib-compress,
-//     bit 1: a TraceEnd rather than a Chunk). Each frame gets correct checksums, so mutations
+//     bit 1: a TraceEnd rather than a Chunk, bit 2: zstd-compress when bit 0 is clear). Each frame gets correct checksums, so mutations
 //     reach the protobuf parsing, the interned tables, the column decoders and the analysis.
 //
 // Thread safety: the functions share nothing; each call is independent.

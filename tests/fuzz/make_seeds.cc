@@ -3,7 +3,8 @@
 // Seeds, each in both input modes of fuzz_entry.h (a trace file as it is, and its frames as a
 // structured input whose checksums the harness recomputes):
 //   * synthetic traces from analyzer/testing (starved, healthy, cut mid-frame);
-//   * one trace with every record kind, several chunks, zlib-compressed frames and a TraceEnd;
+//   * one trace with every record kind, several chunks and a TraceEnd, with zlib-compressed frames
+//     and again with zstd-compressed ones (the agent's);
 //   * every TRACE given on the command line (tests/fuzz/corpus/ holds small real simgpu traces).
 #include <fstream>
 #include <iostream>
@@ -20,13 +21,14 @@ namespace pb = gpustall::trace;
 using gs::trace::testing::TraceBuilder;
 
 // A little of everything the format carries.
-std::string WriteEveryKindTrace(const std::string& path) {
+std::string WriteEveryKindTrace(const std::string& path, bool zstd) {
   pb::TraceHeader header;
   header.set_pid(4242);
   header.set_host_name("fuzzhost");
   TraceBuilder::Options options;
   options.records_per_chunk = 6;
-  options.deflate_level = 6;
+  options.deflate_level = zstd ? 0 : 6;
+  options.zstd_level = zstd ? 1 : 0;
   std::string error;
   auto b = TraceBuilder::Create(path, header, options, &error);
   if (!b) return error;
@@ -128,7 +130,8 @@ int main(int argc, char** argv) {
       {"starved", [](const std::string& p) { return WriteStarvedTrace(p, 3); }},
       {"healthy", [](const std::string& p) { return WriteHealthyTrace(p, 4); }},
       {"truncated", WriteTruncatedTrace},
-      {"every_kind", WriteEveryKindTrace},
+      {"every_kind", [](const std::string& p) { return WriteEveryKindTrace(p, false); }},
+      {"every_kind_zstd", [](const std::string& p) { return WriteEveryKindTrace(p, true); }},
   };
   std::vector<std::pair<std::string, std::string>> traces;  // name, path
   for (const Synthetic& s : synthetic) {

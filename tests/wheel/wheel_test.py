@@ -154,7 +154,7 @@ def case_glibc_compat(args):
 
 # A symbol that only the component defines (nm -C of the unstripped copy in gpustall-X.debug/).
 COMPONENT_MARKERS = {"protobuf": "google::protobuf::", "abseil": "absl::", "libunwind": "_ULx86_64_",
-                     "zlib": "inflateReset", "rapidjson": "rapidjson::"}
+                     "zlib": "inflateReset", "zstd": "ZSTD_decompressDCtx", "rapidjson": "rapidjson::"}
 
 
 def case_licenses(args):
