@@ -42,10 +42,9 @@ void ClassifyCopy(int copy_kind, const void* dst, const void* src, const HostMem
   }
 }
 
-void BuildApiCallEvent(CudaApi api, const CudaCallFacts& facts, int result, int device,
+void BuildApiCallEvent(const CudaApiInfo& info, const CudaCallFacts& facts, int result, int device,
                        ApiSource source, uint16_t api_id, const HostMemoryMap& map,
                        ApiCallEvent* event) {
-  const CudaApiInfo& info = InfoOf(api);
   event->bytes = facts.bytes;
   event->stream = facts.stream;
   event->address = facts.address;
@@ -65,8 +64,9 @@ void BuildApiCallEvent(CudaApi api, const CudaCallFacts& facts, int result, int 
   }
 }
 
-void ApplyCallEffectSlow(CudaApi api, const CudaCallFacts& facts, const void* params, HostMemoryMap& map) {
-  switch (InfoOf(api).effect) {
+void ApplyCallEffectSlow(const CudaApiInfo& info, const CudaCallFacts& facts, const void* params,
+                         HostMemoryMap& map) {
+  switch (info.effect) {
     case CudaApiEffect::kNone:
       return;
     case CudaApiEffect::kAddPinned:

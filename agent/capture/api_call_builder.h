@@ -19,20 +19,32 @@ namespace gs {
 void ClassifyCopy(int copy_kind, const void* dst, const void* src, const HostMemoryMap& map,
                   MemKind* dst_kind, MemKind* src_kind);
 
-// Fills every field of `event` from the table row and facts, except enter_ns/exit_ns/correlation_id
-// (the caller's) and source (set to `source`). `api_id` is what the trace names the call by: the
-// table index for the interposer, the CUPTI cbid for callbacks.
-void BuildApiCallEvent(CudaApi api, const CudaCallFacts& facts, int result, int device,
+// Fills every field of `event` from the table row (cuda_api.def's or cuda_driver_api.def's) and
+// facts, except enter_ns/exit_ns/correlation_id (the caller's) and source (set to `source`).
+// `api_id` is what the trace names the call by: the table index for the interposer, the CUPTI
+// cbid for callbacks.
+void BuildApiCallEvent(const CudaApiInfo& info, const CudaCallFacts& facts, int result, int device,
                        ApiSource source, uint16_t api_id, const HostMemoryMap& map,
                        ApiCallEvent* event);
+inline void BuildApiCallEvent(CudaApi api, const CudaCallFacts& facts, int result, int device,
+                              ApiSource source, uint16_t api_id, const HostMemoryMap& map,
+                              ApiCallEvent* event) {
+  BuildApiCallEvent(InfoOf(api), facts, result, device, source, api_id, map, event);
+}
 
 // Applies the call's CudaApiEffect (pinned/managed ranges, current device) after it returned.
 // Only successful calls change anything. Inline for the calls that change nothing (most of them:
-// the wrappers and the CUPTI callback pay no out-of-line call for those).
-void ApplyCallEffectSlow(CudaApi api, const CudaCallFacts& facts, const void* params, HostMemoryMap& map);
+// the wrappers and the CUPTI callback pay no out-of-line call for those). kSetDevice reads
+// `params` as cudaSetDevice's.
+void ApplyCallEffectSlow(const CudaApiInfo& info, const CudaCallFacts& facts, const void* params,
+                         HostMemoryMap& map);
+inline void ApplyCallEffect(const CudaApiInfo& info, const CudaCallFacts& facts, bool ok,
+                            const void* params, HostMemoryMap& map) {
+  if (ok && info.effect != CudaApiEffect::kNone) ApplyCallEffectSlow(info, facts, params, map);
+}
 inline void ApplyCallEffect(CudaApi api, const CudaCallFacts& facts, bool ok, const void* params,
                             HostMemoryMap& map) {
-  if (ok && InfoOf(api).effect != CudaApiEffect::kNone) ApplyCallEffectSlow(api, facts, params, map);
+  ApplyCallEffect(InfoOf(api), facts, ok, params, map);
 }
 
 }  // namespace gs

@@ -35,6 +35,10 @@ struct CaptureThreadState {
   // record. An id, not a depth: an EXIT missed when a session stops mid-call is repaired by the
   // thread's next call.
   uint32_t cupti_call_correlation;
+  // The same for a driver call the agent records from CUPTI's DRIVER_API callback (one made outside
+  // every runtime call: Triton's launcher, a library through cuGetProcAddress): its correlation
+  // id from API_ENTER to API_EXIT, 0 outside; driver calls inside it are its own.
+  uint32_t cupti_driver_correlation;
   // Interposition mode's own correlation ids (shim/interposed_call.cc): the next one this thread
   // hands out and the end of its block; equal (both 0 at first) when a new block is due.
   uint32_t next_agent_correlation;
@@ -43,7 +47,8 @@ struct CaptureThreadState {
 
 // True while the thread is inside a CUDA call, a wrapper, or the agent's own CUDA work.
 inline bool InsideCudaCall(const CaptureThreadState& state) {
-  return state.interposer_depth != 0 || state.cupti_call_correlation != 0;
+  return state.interposer_depth != 0 || state.cupti_call_correlation != 0 ||
+         state.cupti_driver_correlation != 0;
 }
 
 // The calling thread's state (zero-initialised). Initial-exec TLS, read inline: a wrapper's fast

@@ -8,6 +8,7 @@
 #include "agent/capture/capture_thread_state.h"
 #include "agent/capture/host_memory_map.h"
 #include "agent/capture/cuda_api/cuda_api.h"
+#include "agent/capture/cuda_api/cuda_driver_api.h"
 
 namespace gs {
 namespace {
@@ -113,8 +114,9 @@ bool CuptiSession::Start(Recorder& recorder, const Options& options, Failure* fa
     }
   }
   // Callbacks for every runtime function of the interposer table, so that calls the shim cannot
-  // see are recorded too. A cbid this CUPTI does not know is skipped.
-  EnableRuntimeCallbacks(true);
+  // see are recorded too, and for the driver functions programs call directly. A cbid this CUPTI
+  // does not know is skipped.
+  EnableApiCallbacks(true);
   if (fn.cuptiActivityFlushPeriod != nullptr && options.flush_period_ms > 0) {
     fn.cuptiActivityFlushPeriod(options.flush_period_ms);
   }
@@ -144,11 +146,15 @@ void CuptiSession::Stop() {
   state_.store(kStopped, std::memory_order_release);
 }
 
-void CuptiSession::EnableRuntimeCallbacks(bool enable) {
+void CuptiSession::EnableApiCallbacks(bool enable) {
   for (size_t i = 0; i < kCudaApiCount; ++i) {
     const CudaApiInfo& info = kCudaApiInfo[i];
     if (!info.recorded) continue;
     library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, info.cupti_cbid);
+  }
+  for (size_t i = 0; i < kCudaDriverApiCount; ++i) {
+    library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                                    kCudaDriverApiInfo[i].cupti_cbid);
   }
 }
 
@@ -156,7 +162,7 @@ void CuptiSession::Pause() {
   if (state_.load(std::memory_order_acquire) != kRunning) return;
   const CuptiFunctions& fn = library_.fn;
   // Off first, then flush: every record of the window reaches the recorder, none after it.
-  EnableRuntimeCallbacks(false);
+  EnableApiCallbacks(false);
   for (CUpti_ActivityKind kind : kActivityKinds) fn.cuptiActivityDisable(kind);
   fn.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   state_.store(kPaused, std::memory_order_release);
@@ -173,7 +179,7 @@ bool CuptiSession::Resume() {
     }
   }
   state_.store(kRunning, std::memory_order_release);
-  EnableRuntimeCallbacks(true);
+  EnableApiCallbacks(true);
   return true;
 }
 
@@ -211,11 +217,16 @@ uint32_t CuptiSession::DeviceOf(CUcontext context) {
 void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                        CUpti_CallbackId cbid, const void* cbdata) {
   auto* session = static_cast<CuptiSession*>(userdata);
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || session == nullptr || cbdata == nullptr) return;
+  if (session == nullptr || cbdata == nullptr) return;
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   if (session->state_.load(std::memory_order_acquire) != kRunning) return;
-  session->HandleRuntimeCallback(cbid, static_cast<const CUpti_CallbackData*>(cbdata),
-                                 CallSite{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                                          reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())});
+  const CallSite site{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                      reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())};
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    session->HandleRuntimeCallback(cbid, static_cast<const CUpti_CallbackData*>(cbdata), site);
+  } else {
+    session->HandleDriverCallback(cbid, static_cast<const CUpti_CallbackData*>(cbdata), site);
+  }
 }
 
 void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
@@ -260,6 +271,45 @@ void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_Call
   // the first PC kept is its return address, so the same dispatcher frame at the same stack pointer
   // with every caller's return address still in its slot reuses the last unwind (exact by the
   // same argument as a wrapper's site; the Python frames are read afresh for every record).
+  recorder_->RecordApiCallFrom(event, options_.capture_stacks, 2, site);
+}
+
+void CuptiSession::HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+                                        const CallSite& site) {
+  CaptureThreadState& thread = ThisThreadCaptureState();
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    // Inside a wrapper, a runtime call or a recorded driver call: that call's own driver work.
+    // Its EXIT is told apart by the correlation id, which a nested driver call shares with its
+    // runtime call (CUPTI_CORRELATION.md fact 5) but never with a recorded driver call's EXIT
+    // unless it is that call.
+    if (InsideCudaCall(thread)) return;
+    if (data->correlationData != nullptr) *data->correlationData = MonotonicNs();
+    thread.cupti_driver_correlation = data->correlationId != 0 ? data->correlationId : 1;
+    return;
+  }
+  const uint32_t own = data->correlationId != 0 ? data->correlationId : 1;
+  if (thread.cupti_driver_correlation != own || thread.interposer_depth > 0) return;
+  thread.cupti_driver_correlation = 0;
+  const uint64_t exit_ns = MonotonicNs();
+  CudaDriverApi api;
+  if (!CudaDriverApiFromCupti(cbid, &api)) return;
+  const CudaApiInfo& info = InfoOf(api);
+  const int result =
+      data->functionReturnValue != nullptr ? *static_cast<const int*>(data->functionReturnValue) : 0;
+  const bool ok = result == 0;
+  const CudaCallFacts facts = CudaDriverFactsFromCuptiParams(api, data->functionParams, ok);
+  HostMemoryMap& map = ProcessHostMemoryMap();
+  ApplyCallEffect(info, facts, ok, data->functionParams, map);
+  if (recorder_ == nullptr || !recorder_->enabled()) return;
+  ApiCallEvent event;
+  std::memset(&event, 0, sizeof(event));
+  BuildApiCallEvent(info, facts, result, static_cast<int>(DeviceOf(data->context)),
+                    ApiSource::kCuptiDriverCallback, static_cast<uint16_t>(cbid), map, &event);
+  event.enter_ns = data->correlationData != nullptr && *data->correlationData != 0
+                       ? *data->correlationData
+                       : exit_ns;
+  event.exit_ns = exit_ns;
+  event.correlation_id = data->correlationId;
   recorder_->RecordApiCallFrom(event, options_.capture_stacks, 2, site);
 }
 

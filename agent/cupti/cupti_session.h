@@ -7,12 +7,16 @@
 // a bounded pool, the activity kinds, the runtime-API callbacks of every function in
 // agent/capture/cuda_api/cuda_api.def, and a periodic flush.
 //
-// Callbacks (application threads, inside the real runtime function):
+// Callbacks (application threads, inside the real runtime or driver function):
 //   * API_ENTER inside a shim wrapper: stash the correlation id for the wrapper
 //     (TakeCorrelationId) — the wrapper records the call;
 //   * otherwise (a runtime the shim cannot see: static cudart, library-embedded runtimes, ctypes):
 //     remember the enter time in correlationData and, at API_EXIT, record the call itself
-//     (ApiSource::kCuptiCallback) with its stack.
+//     (ApiSource::kCuptiCallback) with its stack;
+//   * a driver function of agent/capture/cuda_api/cuda_driver_api.def called outside every runtime
+//     call (Triton's launcher, cuGetProcAddress users, the expandable-segments allocator):
+//     recorded the same way (ApiSource::kCuptiDriverCallback); inside a runtime call or another
+//     recorded driver call it is that call's own and is ignored.
 // Activity buffers (CUPTI's thread, or a flushing thread): records → GpuActivityEvent → Recorder.
 //
 // Thread safety: Start/Flush/Stop are serialised by the owner. At most one session per process
@@ -78,8 +82,9 @@ class CuptiSession {
 
  private:
   enum State : int { kIdle = 0, kRunning = 1, kStopped = 2, kDead = 3, kPaused = 4 };
-  // Callbacks on/off for every recorded runtime function of the shim's table.
-  void EnableRuntimeCallbacks(bool enable);
+  // Callbacks on/off for every recorded runtime function of the shim's table and every driver
+  // function of cuda_driver_api.def.
+  void EnableApiCallbacks(bool enable);
 
   __attribute__((noinline)) static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                                             CUpti_CallbackId cbid, const void* cbdata);
@@ -92,6 +97,11 @@ class CuptiSession {
   // so that the two frames the record skips are this function and OnCallback.
   __attribute__((noinline)) void HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
                                                        const CallSite& site);
+  // A driver call: recorded only when the thread is inside no runtime call and no other recorded
+  // driver call (a runtime call's own driver calls are that call's: CUPTI gives them its
+  // correlation id, tests/simgpu/CUPTI_CORRELATION.md facts 5-6). Same frames rule as above.
+  __attribute__((noinline)) void HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
+                                                      const CallSite& site);
   void ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size);
   uint32_t DeviceOf(CUcontext context);
   std::string ResultName(CUptiResult result) const;

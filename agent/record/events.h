@@ -27,7 +27,8 @@ enum class MemKind : uint8_t {
 // once, by the interposer, carrying CUPTI's correlation id.
 enum class ApiSource : uint8_t {
   kInterposer = 1,     // shim/ wrapper (LD_PRELOAD)
-  kCuptiCallback = 2,  // CUPTI runtime/driver callback for a call the shim did not see
+  kCuptiCallback = 2,  // CUPTI runtime callback for a call the shim did not see
+  kCuptiDriverCallback = 3,  // CUPTI driver callback: a driver call made outside any runtime call
 };
 
 // What an API call does, for the analysis (the name table in the trace says exactly which API).
@@ -56,7 +57,7 @@ struct ApiCallEvent {
   uint64_t stream;          // cudaStream_t as an integer (0: legacy default stream)
   uint64_t address;         // allocation/free address, copy destination, or kernel function
   uint32_t correlation_id;  // CUPTI's, when CUPTI is active; else the agent's own (high bit set)
-  uint16_t api_id;          // index into the shim's API table, or CUPTI cbid for kCuptiCallback
+  uint16_t api_id;          // index into the shim's API table, or the CUPTI (runtime/driver) cbid
   int16_t result;           // cudaError_t returned to the application
   ApiSource source;
   ApiClass api_class;

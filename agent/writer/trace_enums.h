@@ -35,12 +35,11 @@ namespace pb = gpustall::trace;
   PAIR(ApiClass::kQuery, pb::API_CLASS_QUERY)                       \
   PAIR(ApiClass::kEventRecord, pb::API_CLASS_EVENT_RECORD)
 
-// The agent records runtime calls only: CUPTI's driver callbacks are not subscribed.
-#define GS_TRACE_API_SOURCES(PAIR, SCHEMA_ONLY)                   \
-  SCHEMA_ONLY(pb::API_SOURCE_UNSPECIFIED)                         \
-  PAIR(ApiSource::kInterposer, pb::API_SOURCE_INTERPOSER)         \
-  PAIR(ApiSource::kCuptiCallback, pb::API_SOURCE_CUPTI_CALLBACK)  \
-  SCHEMA_ONLY(pb::API_SOURCE_CUPTI_DRIVER_CALLBACK)
+#define GS_TRACE_API_SOURCES(PAIR, SCHEMA_ONLY)                               \
+  SCHEMA_ONLY(pb::API_SOURCE_UNSPECIFIED)                                     \
+  PAIR(ApiSource::kInterposer, pb::API_SOURCE_INTERPOSER)                     \
+  PAIR(ApiSource::kCuptiCallback, pb::API_SOURCE_CUPTI_CALLBACK)              \
+  PAIR(ApiSource::kCuptiDriverCallback, pb::API_SOURCE_CUPTI_DRIVER_CALLBACK)
 
 #define GS_TRACE_MEM_KINDS(PAIR, SCHEMA_ONLY)          \
   PAIR(MemKind::kUnknown, pb::MEM_KIND_UNKNOWN)        \

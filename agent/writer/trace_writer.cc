@@ -237,7 +237,9 @@ uint32_t TraceWriter::FunctionId(const ApiCallEvent& e) {
     pb::ApiFunction* f = chunk_.add_api_functions();
     f->set_id(it->second);
     f->set_name(name != nullptr ? std::string(name)
-                                : (e.source == ApiSource::kCuptiCallback ? "cupti_cbid_" : "api_") +
+                                : (e.source == ApiSource::kCuptiCallback         ? "cupti_cbid_"
+                                   : e.source == ApiSource::kCuptiDriverCallback ? "cupti_driver_cbid_"
+                                                                                 : "api_") +
                                       std::to_string(e.api_id));
     f->set_api_class(ToTrace(e.api_class));
     f->set_source(ToTrace(e.source));

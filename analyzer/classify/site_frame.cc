@@ -7,8 +7,12 @@ namespace gs::analyzer {
 
 namespace {
 
+// CUDA's own libraries and the agent. libsimgpu_driver: simgpu's device model (tests/simgpu), which
+// its libcuda.so.1 and libcudart.so.13 share; it stands in for the driver's internals, and the
+// demo and the tests run on it.
 bool IsRuntimeFrame(const FrameInfo& f) {
-  for (const char* lib : {"libcudart", "libcuda.so", "libcupti", "libgsagent", "libcublas", "libcudnn"})
+  for (const char* lib : {"libcudart", "libcuda.so", "libcupti", "libgsagent", "libcublas", "libcudnn",
+                          "libsimgpu_driver"})
     if (absl::StrContains(f.module, lib)) return true;
   return absl::StartsWith(f.function, "gs::") || absl::StartsWith(f.function, "cuda") ||
          absl::StartsWith(f.function, "__cuda");

@@ -1,6 +1,8 @@
 // cuda_api.cc — the descriptor table and CUPTI decoding, derived from cuda_api.def.
 #include "agent/capture/cuda_api/cuda_api.h"
 
+#include "agent/capture/cuda_api/cuda_driver_api.h"
+
 namespace gs {
 
 const CudaApiInfo kCudaApiInfo[kCudaApiCount] = {
@@ -44,6 +46,7 @@ const char* CudaApiName(ApiSource source, uint16_t api_id) {
   if (source == ApiSource::kInterposer) {
     return api_id < kCudaApiCount ? kCudaApiInfo[api_id].name : nullptr;
   }
+  if (source == ApiSource::kCuptiDriverCallback) return CudaDriverApiName(api_id);
   CudaApi api;
   return CudaApiFromCupti(api_id, &api) ? InfoOf(api).name : nullptr;
 }

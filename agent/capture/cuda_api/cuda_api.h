@@ -115,8 +115,9 @@ bool CudaApiFromCupti(uint32_t cbid, CudaApi* api);
 CudaCallFacts CudaFactsFromCuptiParams(CudaApi api, const void* params, bool ok);
 
 // The name to write into the trace for an ApiCallEvent's api_id: the table's name for
-// ApiSource::kInterposer, and for kCuptiCallback the table's name of that cbid (nullptr when the
-// cbid is not in the table; the caller may then ask CUPTI's cuptiGetCallbackName).
+// ApiSource::kInterposer, for kCuptiCallback the table's name of that cbid, for
+// kCuptiDriverCallback cuda_driver_api.def's (nullptr when the cbid is not in the table; the caller
+// may then ask CUPTI's cuptiGetCallbackName).
 const char* CudaApiName(ApiSource source, uint16_t api_id);
 
 }  // namespace gs
