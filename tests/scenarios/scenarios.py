@@ -104,6 +104,11 @@ SCENARIOS = {
     "compiled_model": dict(cause="host_work", planted=["prepare_inputs"], attribution="call",
                            state="cpu", max_other=0.05,
                            args=["--cubin", "{workloads_dir}/compiled_model_kernels.cubin"]),
+    # A step captured once as a CUDA graph and replayed with one cudaGraphLaunch a step: every
+    # kernel of a replay carries the launch's correlation id. The replay that ends each gap is
+    # launched from train_step, after its host work.
+    "graph_replay": dict(cause="host_work", planted=["train_step"], attribution="call",
+                         state="cpu", max_other=0.05),
     "allocator_churn": dict(cause="allocator", planted=["allocate_activations", "free_activations"],
                             attribution="call",
                             # Allocation costs 5x simgpu's defaults (still realistic): at the

@@ -149,9 +149,63 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* 
   SG_API(SG_PT(cudaStreamIsCapturing_v10000, cudaStreamIsCapturing_ptsz_v10000), stream,
          pCaptureStatus);
   if (pCaptureStatus == nullptr) return call.Finish(cudaErrorInvalidValue);
-  if (Resolve(call, stream) == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
-  *pCaptureStatus = cudaStreamCaptureStatusNone;  // graphs are not modelled: never capturing
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  *pCaptureStatus = static_cast<cudaStreamCaptureStatus>(simgpu::CaptureStatus(s, nullptr));
   return call.Finish(cudaSuccess);
+}
+
+// Stream capture and graph launch (driver/graphs.cc says what is modelled).
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  SG_API(SG_PT(cudaStreamBeginCapture_v10000, cudaStreamBeginCapture_ptsz_v10000), stream, mode);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  return call.Finish(simgpu::BeginCapture(s, mode));
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
+  SG_API(SG_PT(cudaStreamEndCapture_v10000, cudaStreamEndCapture_ptsz_v10000), stream, pGraph);
+  if (pGraph == nullptr) return call.Finish(cudaErrorInvalidValue);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  simgpu::Graph* g = nullptr;
+  const cudaError_t e = simgpu::EndCapture(s, &g);
+  *pGraph = reinterpret_cast<cudaGraph_t>(g);
+  return call.Finish(e);
+}
+
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* captureStatus_out,
+                                     unsigned long long* id_out, cudaGraph_t* graph_out,
+                                     const cudaGraphNode_t** dependencies_out,
+                                     const cudaGraphEdgeData** edgeData_out,
+                                     size_t* numDependencies_out) {
+  SG_API(SG_PT(cudaStreamGetCaptureInfo_v12030, cudaStreamGetCaptureInfo_ptsz_v12030), stream,
+         captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+  if (captureStatus_out == nullptr) return call.Finish(cudaErrorInvalidValue);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  unsigned long long id = 0;
+  const int status = simgpu::CaptureStatus(s, &id);
+  *captureStatus_out = static_cast<cudaStreamCaptureStatus>(status);
+  if (id_out != nullptr) *id_out = id;
+  // The graph under capture; its dependency set is not modelled (an empty set).
+  if (graph_out != nullptr) {
+    *graph_out = status == cudaStreamCaptureStatusNone ? nullptr
+                                                       : reinterpret_cast<cudaGraph_t>(simgpu::CapturedGraph(s));
+  }
+  if (dependencies_out != nullptr) *dependencies_out = nullptr;
+  if (edgeData_out != nullptr) *edgeData_out = nullptr;
+  if (numDependencies_out != nullptr) *numDependencies_out = 0;
+  return call.Finish(cudaSuccess);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  SG_API(SG_PT(cudaGraphLaunch_v10000, cudaGraphLaunch_ptsz_v10000), graphExec, stream);
+  auto* exec = reinterpret_cast<simgpu::GraphExec*>(graphExec);
+  if (exec == nullptr || !simgpu::IsGraphExec(exec)) return call.Finish(cudaErrorInvalidValue);
+  simgpu::Stream* s = Resolve(call, stream);
+  if (s == nullptr) return call.Finish(cudaErrorInvalidResourceHandle);
+  return call.Finish(simgpu::LaunchGraph(exec, s, call.correlation_id()));
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {

@@ -69,6 +69,8 @@ void RecordKernel(const SimgpuOpRecord& op) {
   k.blockZ = op.block[2];
   k.correlationId = op.correlation_id;
   k.gridId = g_next_grid_id.fetch_add(1, std::memory_order_relaxed);
+  k.graphId = op.graph_id;          // 0 unless a graph launch replayed it (driver/graphs.cc)
+  k.graphNodeId = op.graph_node_id;
   k.name = op.name;  // the driver's stable storage, as CUPTI owns its name strings
   k.queued = CUPTI_TIMESTAMP_UNKNOWN;
   k.submitted = CUPTI_TIMESTAMP_UNKNOWN;

@@ -211,6 +211,35 @@ SIMGPU_DRIVER_API cudaError_t WaitOp(const std::shared_ptr<OpHandle>& op);
 // submitted before.
 SIMGPU_DRIVER_API void DeviceBarrier(int device);
 
+// ---- stream capture and graphs (graphs.cc) -----------------------------------------------------
+// What simgpu models (README.md, "Graphs"): capture of kernel launches on one stream into a
+// graph of kernel nodes in stream order, instantiation, and replay. Copies, memsets, event
+// records/waits, host functions and frees on a capturing stream are refused
+// (cudaErrorStreamCaptureUnsupported) and invalidate the capture; so do synchronisations, as on a
+// real GPU.
+
+struct Graph;      // cudaGraph_t
+struct GraphExec;  // cudaGraphExec_t
+// cudaStreamBeginCapture: later launches on `s` become nodes of a new graph. Not on the legacy
+// stream (cudaErrorStreamCaptureUnsupported); not twice (cudaErrorIllegalState).
+SIMGPU_DRIVER_API cudaError_t BeginCapture(Stream* s, int mode);
+// cudaStreamEndCapture: the captured graph (*graph), or cudaErrorStreamCaptureInvalidated with
+// *graph = NULL after a refused operation; cudaErrorIllegalState when `s` is not capturing.
+SIMGPU_DRIVER_API cudaError_t EndCapture(Stream* s, Graph** graph);
+// cudaStreamCaptureStatus of `s` (None, Active, Invalidated); its capture's id when active.
+SIMGPU_DRIVER_API int CaptureStatus(const Stream* s, unsigned long long* id);
+// The graph `s` is capturing into, or NULL.
+SIMGPU_DRIVER_API Graph* CapturedGraph(const Stream* s);
+SIMGPU_DRIVER_API bool IsGraph(const Graph* g);
+SIMGPU_DRIVER_API bool IsGraphExec(const GraphExec* e);
+SIMGPU_DRIVER_API size_t GraphNodeCount(const Graph* g);
+SIMGPU_DRIVER_API cudaError_t InstantiateGraph(Graph* g, GraphExec** exec);
+// cudaGraphLaunch: the host pays one launch; every node is scheduled on `s` in order, its kernel
+// record carrying the launch's correlation id, the graph's id and the node's id.
+SIMGPU_DRIVER_API cudaError_t LaunchGraph(GraphExec* e, Stream* s, uint32_t corr);
+SIMGPU_DRIVER_API cudaError_t DestroyGraph(Graph* g);
+SIMGPU_DRIVER_API cudaError_t DestroyGraphExec(GraphExec* e);
+
 // ---- errors ----------------------------------------------------------------------------------
 
 // The device's sticky error (cudaSuccess if none): set when a faulting kernel completes.

@@ -53,6 +53,23 @@ uint64_t ParseDurationNs(const char* var, const char* text);
 // Copy bandwidths (bytes/s), adjustable at run time by simgpuSetCopyBandwidth.
 double CopyBandwidth(int memcpy_kind, bool pinned);
 
+// ---- stream capture and graphs: what timeline.cc and graphs.cc share ----------------------------
+
+// timeline.cc: the graph `s` is capturing into (NULL when it is not capturing), and setting it.
+Graph* CapturingGraph(const Stream* s);
+void SetCapturingGraph(Stream* s, Graph* g);
+bool IsLegacyStream(const Stream* s);
+// cudaSuccess when `s` is not capturing; else invalidates the capture and returns
+// cudaErrorStreamCaptureUnsupported (the caller does nothing else).
+cudaError_t RefuseWhileCapturing(Stream* s);
+// Schedules one kernel on `s` without the launch call's host cost (a graph launch pays once);
+// graph_id / graph_node_id go into its CUPTI record (0: not from a graph).
+cudaError_t ScheduleKernel(Stream* s, const LaunchArgs& a, uint32_t corr, uint32_t graph_id,
+                           uint64_t graph_node_id);
+// graphs.cc: appends a kernel node to the graph being captured; marks a capture invalid.
+cudaError_t CaptureKernel(Graph* g, const LaunchArgs& a);
+void InvalidateCapture(Graph* g);
+
 }  // namespace simgpu
 
 #endif  // GPUSTALL_TESTS_SIMGPU_DRIVER_INTERNAL_H_

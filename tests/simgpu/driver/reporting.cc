@@ -144,6 +144,10 @@ std::string TruthLine(const SimgpuOpRecord& r, const OpTruthExtra& x) {
                     x.fault ? "true" : "false");
       s += buf;
       if (r.kind == SIMGPU_OP_COLLECTIVE) Field(&s, "wait_ns", r.wait_ns);
+      if (r.graph_id != 0) {
+        Field(&s, "graph_id", r.graph_id);
+        Field(&s, "graph_node_id", r.graph_node_id);
+      }
       break;
     }
     case SIMGPU_OP_MEMCPY:

@@ -77,6 +77,9 @@ struct OpHandle {
   uint64_t collective_index = 0;
   uint64_t wait_ns = 0;              // latest rank's start - this rank's start
   cudaError_t fail = cudaSuccess;    // the rendezvous failed: the device's sticky error
+  // A kernel node of a graph replay (graphs.cc): CUPTI's graphId / graphNodeId; 0 otherwise.
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
 };
 
 struct Stream {
@@ -89,6 +92,7 @@ struct Stream {
   uint64_t ready_ns = 0;
   std::shared_ptr<OpHandle> last;
   std::deque<OpHandle*> untimed;  // its ops not yet timed, in order (a suffix of the stream)
+  std::atomic<Graph*> capture{nullptr};  // the graph it is capturing into (graphs.cc), or NULL
 };
 
 struct Event {
@@ -410,6 +414,8 @@ void ReportCompleted(const OpHandle& op, bool fault) {
       r.block[0] = static_cast<int32_t>(op.block.x);
       r.block[1] = static_cast<int32_t>(op.block.y);
       r.block[2] = static_cast<int32_t>(op.block.z);
+      r.graph_id = op.graph_id;
+      r.graph_node_id = op.graph_node_id;
       break;
     case OpHandle::kCopy:
       r.kind = SIMGPU_OP_MEMCPY;
@@ -700,6 +706,9 @@ bool StreamIdle(Stream* s) {
 }
 
 cudaError_t SynchronizeStream(Stream* s) {
+  // Synchronous calls are not permitted on a capturing stream, and they invalidate the capture
+  // (CUDA Programming Guide, "Stream Capture": prohibited and unhandled operations).
+  if (cudaError_t e = RefuseWhileCapturing(s)) return e;
   Timeline& t = T();
   std::unique_lock<std::mutex> lock(t.mu);
   WaitAllLocked(lock, StreamFrontierLocked(s));
@@ -756,6 +765,7 @@ uint32_t EventId(const Event* e) { return e->id; }
 
 cudaError_t RecordEvent(Event* e, Stream* s, uint32_t corr) {
   if (e->dev != s->dev) return cudaErrorInvalidResourceHandle;
+  if (cudaError_t c = RefuseWhileCapturing(s)) return c;
   auto op = NewOp(OpHandle::kMarker, s, corr);
   op->submit_ns = NowNs();
   std::lock_guard<std::mutex> lock(T().mu);
@@ -789,6 +799,7 @@ cudaError_t EventElapsedMs(Event* start, Event* end, float* ms) {
 }
 
 cudaError_t StreamWaitEvent(Stream* s, Event* e) {
+  if (cudaError_t c = RefuseWhileCapturing(s)) return c;
   std::lock_guard<std::mutex> lock(T().mu);
   if (!e->marker) return cudaSuccess;  // never recorded: nothing to wait for
   // A zero-length marker that starts no earlier than the record ends (TimeLocked) makes the wait
@@ -805,7 +816,29 @@ cudaError_t StreamWaitEvent(Stream* s, Event* e) {
 cudaError_t SubmitKernel(Stream* s, const LaunchArgs& a, uint32_t corr) {
   // The host pays for the launch call itself (real launches cost 5-20 us of CPU).
   WaitUntilNs(NowNs() + GetConfig().launch_host_ns);
+  // On a capturing stream the launch becomes a node of the graph: nothing runs (graphs.cc).
+  if (Graph* g = s->capture.load(std::memory_order_acquire)) return CaptureKernel(g, a);
+  return ScheduleKernel(s, a, corr, 0, 0);
+}
+
+Graph* CapturingGraph(const Stream* s) { return s->capture.load(std::memory_order_acquire); }
+
+void SetCapturingGraph(Stream* s, Graph* g) { s->capture.store(g, std::memory_order_release); }
+
+bool IsLegacyStream(const Stream* s) { return s->legacy; }
+
+cudaError_t RefuseWhileCapturing(Stream* s) {
+  Graph* g = s->capture.load(std::memory_order_acquire);
+  if (g == nullptr) return cudaSuccess;
+  InvalidateCapture(g);
+  return cudaErrorStreamCaptureUnsupported;
+}
+
+cudaError_t ScheduleKernel(Stream* s, const LaunchArgs& a, uint32_t corr, uint32_t graph_id,
+                           uint64_t graph_node_id) {
   auto op = NewOp(OpHandle::kKernel, s, corr);
+  op->graph_id = graph_id;
+  op->graph_node_id = graph_node_id;
   op->kernel = a.kernel;
   op->grid = a.grid;
   op->block = a.block;
@@ -825,6 +858,7 @@ cudaError_t SubmitCopy(Stream* s, const CopyArgs& a, uint32_t corr, bool* host_m
                        std::shared_ptr<OpHandle>* out) {
   *host_must_wait = false;
   out->reset();
+  if (cudaError_t c = RefuseWhileCapturing(s)) return c;  // copy nodes are not modelled
   if (a.width == 0 || a.height == 0) return cudaSuccess;
   size_t dpitch = a.height > 1 ? a.dpitch : a.width;
   size_t spitch = a.height > 1 ? a.spitch : a.width;
@@ -911,6 +945,7 @@ cudaError_t SubmitMemset(Stream* s, void* dst, int value, size_t width, size_t h
                          std::shared_ptr<OpHandle>* out) {
   *host_must_wait = false;
   out->reset();
+  if (cudaError_t c = RefuseWhileCapturing(s)) return c;  // memset nodes are not modelled
   if (width == 0 || height == 0) return cudaSuccess;
   if (height > 1 && pitch < width) return cudaErrorInvalidPitchValue;
   size_t p = height > 1 ? pitch : width;
@@ -941,6 +976,7 @@ cudaError_t SubmitMemset(Stream* s, void* dst, int value, size_t width, size_t h
 }
 
 cudaError_t SubmitFreeAsync(Stream* s, void* p, uint32_t corr) {
+  if (cudaError_t c = RefuseWhileCapturing(s)) return c;
   PointerInfo info = ClassifyPointer(p);
   if (info.base != reinterpret_cast<uintptr_t>(p) ||
       (info.kind != MemKind::kDevice && info.kind != MemKind::kManaged)) {
@@ -955,6 +991,7 @@ cudaError_t SubmitFreeAsync(Stream* s, void* p, uint32_t corr) {
 }
 
 cudaError_t SubmitHostFunc(Stream* s, void (*fn)(void*), void* user, uint32_t corr) {
+  if (cudaError_t c = RefuseWhileCapturing(s)) return c;
   auto op = NewOp(OpHandle::kHostFunc, s, corr);
   op->host_fn = fn;
   op->host_fn_data = user;

@@ -95,6 +95,9 @@ typedef struct SimgpuOpRecord {
    * direct driver call, 2 RUNTIME_API for a runtime call, whose nested driver call shares its
    * correlation id); 0 when unknown. */
   int32_t submit_domain;
+  /* Kernels replayed by a graph launch: CUPTI's graphId / graphNodeId (0 otherwise). */
+  uint32_t graph_id;
+  uint64_t graph_node_id;
 } SimgpuOpRecord;
 
 typedef struct SimgpuToolHooks {

@@ -86,6 +86,12 @@ _DECLARATIONS = [
     ("cudaEventElapsedTime", [POINTER(c_float), _cudaEvent_t, _cudaEvent_t]),
     ("cudaLaunchKernel", [c_void_p, Dim3, Dim3, POINTER(c_void_p), c_size_t, _cudaStream_t]),
     ("cudaGetLastError", []),
+    ("cudaStreamBeginCapture", [_cudaStream_t, c_int]),
+    ("cudaStreamEndCapture", [_cudaStream_t, POINTER(c_void_p)]),
+    ("cudaGraphInstantiate", [POINTER(c_void_p), c_void_p, ctypes.c_ulonglong]),
+    ("cudaGraphLaunch", [c_void_p, _cudaStream_t]),
+    ("cudaGraphExecDestroy", [c_void_p]),
+    ("cudaGraphDestroy", [c_void_p]),
 ]
 # Calls whose non-success results are answers, not failures.
 _UNCHECKED = [("cudaStreamQuery", [_cudaStream_t]), ("cudaEventQuery", [_cudaEvent_t])]
@@ -231,6 +237,26 @@ class Runtime(object):
         """cudaLaunchKernel; args is a ctypes array of void* (None: no parameters)."""
         self.call("cudaLaunchKernel", kernel, Dim3(grid, 1, 1), Dim3(block, 1, 1),
                   args if args is not None else self._no_args, shared_mem, stream)
+
+    # -- graphs ---------------------------------------------------------------------------------
+
+    def capture(self, stream, record):
+        """Captures what record() launches on `stream` (cudaStreamBeginCapture, global mode ..
+        cudaStreamEndCapture) and returns the instantiated graph (cudaGraphExec_t)."""
+        self.call("cudaStreamBeginCapture", stream, 0)
+        record()
+        graph = c_void_p()
+        self.call("cudaStreamEndCapture", stream, byref(graph))
+        exec_ = c_void_p()
+        self.call("cudaGraphInstantiate", byref(exec_), graph, 0)
+        self.call("cudaGraphDestroy", graph)
+        return exec_.value
+
+    def graph_launch(self, graph_exec, stream=None):
+        self.call("cudaGraphLaunch", graph_exec, stream)
+
+    def graph_exec_destroy(self, graph_exec):
+        self.call("cudaGraphExecDestroy", graph_exec)
 
     def get_last_error(self):
         return self.lib.cudaGetLastError()

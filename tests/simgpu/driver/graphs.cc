@@ -1,0 +1,192 @@
+// graphs.cc — stream capture, CUDA graphs and their replay (driver.h, "stream capture and graphs").
+//
+// The model, from NVIDIA's CUDA Programming Guide ("CUDA Graphs", "Creating a Graph Using Stream
+// Capture") and runtime API reference (cudaStreamBeginCapture, cudaStreamEndCapture,
+// cudaGraphInstantiate, cudaGraphLaunch):
+//   * work launched into a capturing stream is "not enqueued for execution" but appended to the
+//     graph being captured; cudaStreamEndCapture returns the graph and ends the capture;
+//   * capture may not be initiated on the legacy NULL stream;
+//   * synchronising a capturing stream is prohibited: it fails and invalidates the capture, and
+//     cudaStreamEndCapture then returns cudaErrorStreamCaptureInvalidated;
+//   * an instantiated graph is launched into a stream as one unit, ordered after the stream's
+//     earlier work; its nodes run in their dependency order (here: capture order on one stream,
+//     a chain);
+//   * CUPTI (tests/simgpu/CUPTI_CORRELATION.md, fact 7): every kernel of one graph launch carries
+//     the launch's correlation id, a graphId and a graphNodeId.
+// Not modelled: nodes other than kernels (copies, memsets, events, host functions, frees on a
+// capturing stream are refused and invalidate the capture), cross-stream capture, explicit graph
+// construction (cudaGraphAddKernelNode, ...), graph updates. Open, to check on a GPU: whether a
+// kernel record's graphId is the source graph's id (cuptiGetGraphId) or the executable's
+// (cuptiGetGraphExecId), and whether its graphNodeId is the captured node's or the instantiated
+// clone's (CUPTI reports GRAPHNODE_CLONED at instantiation). simgpu reports the source graph's id
+// and the instantiated node's id.
+//
+// Objects are never freed (internal.h, "Ownership"): a destroyed graph is marked dead, so a stale
+// handle is an error, not a crash.
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "driver/internal.h"
+
+namespace simgpu {
+
+struct GraphNode {
+  uint64_t id;
+  LaunchArgs launch;
+};
+
+struct Graph {
+  uint32_t id;
+  int device;
+  std::vector<GraphNode> nodes;
+  bool capturing = false;    // still being captured
+  bool invalidated = false;  // a refused operation happened during its capture
+  unsigned long long capture_id = 0;
+  bool live = true;
+};
+
+struct GraphExec {
+  uint32_t id;
+  uint32_t graph_id;  // the graph it was instantiated from
+  int device;
+  std::vector<GraphNode> nodes;
+  bool live = true;
+};
+
+namespace {
+
+std::mutex g_mu;  // guards every Graph and GraphExec, and the sets below
+std::set<const Graph*>& Graphs() {
+  static auto* all = new std::set<const Graph*>;
+  return *all;
+}
+std::set<const GraphExec*>& Execs() {
+  static auto* all = new std::set<const GraphExec*>;
+  return *all;
+}
+std::atomic<uint32_t> g_next_graph_id{1};
+std::atomic<uint64_t> g_next_node_id{1};
+std::atomic<unsigned long long> g_next_capture_id{1};
+
+bool LiveGraph(const Graph* g) { return Graphs().count(g) != 0 && g->live; }
+
+}  // namespace
+
+cudaError_t CaptureKernel(Graph* g, const LaunchArgs& a) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g->nodes.push_back(GraphNode{g_next_node_id.fetch_add(1), a});
+  return cudaSuccess;
+}
+
+void InvalidateCapture(Graph* g) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g->invalidated = true;
+}
+
+cudaError_t BeginCapture(Stream* s, int mode) {
+  if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed) return cudaErrorInvalidValue;
+  if (IsLegacyStream(s)) return cudaErrorStreamCaptureUnsupported;
+  if (CapturingGraph(s) != nullptr) return cudaErrorIllegalState;
+  auto* g = new Graph;
+  g->id = g_next_graph_id.fetch_add(1);
+  g->device = StreamDevice(s);
+  g->capturing = true;
+  g->capture_id = g_next_capture_id.fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    Graphs().insert(g);
+  }
+  SetCapturingGraph(s, g);
+  return cudaSuccess;
+}
+
+cudaError_t EndCapture(Stream* s, Graph** graph) {
+  Graph* g = CapturingGraph(s);
+  if (g == nullptr) return cudaErrorIllegalState;
+  SetCapturingGraph(s, nullptr);
+  std::lock_guard<std::mutex> lock(g_mu);
+  g->capturing = false;
+  if (g->invalidated) {
+    g->live = false;
+    *graph = nullptr;
+    return cudaErrorStreamCaptureInvalidated;
+  }
+  *graph = g;
+  return cudaSuccess;
+}
+
+int CaptureStatus(const Stream* s, unsigned long long* id) {
+  Graph* g = CapturingGraph(s);
+  if (g == nullptr) return cudaStreamCaptureStatusNone;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (id != nullptr) *id = g->capture_id;
+  return g->invalidated ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
+}
+
+Graph* CapturedGraph(const Stream* s) { return CapturingGraph(s); }
+
+bool IsGraph(const Graph* g) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return LiveGraph(g) && !g->capturing;
+}
+
+bool IsGraphExec(const GraphExec* e) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return Execs().count(e) != 0 && e->live;
+}
+
+size_t GraphNodeCount(const Graph* g) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g->nodes.size();
+}
+
+cudaError_t InstantiateGraph(Graph* g, GraphExec** exec) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!LiveGraph(g) || g->capturing) return cudaErrorInvalidValue;
+  auto* e = new GraphExec;
+  e->id = g_next_graph_id.fetch_add(1);
+  e->graph_id = g->id;
+  e->device = g->device;
+  // The executable's nodes are copies of the graph's, with ids of their own (header comment).
+  for (const GraphNode& n : g->nodes) e->nodes.push_back(GraphNode{g_next_node_id.fetch_add(1), n.launch});
+  Execs().insert(e);
+  *exec = e;
+  return cudaSuccess;
+}
+
+cudaError_t LaunchGraph(GraphExec* e, Stream* s, uint32_t corr) {
+  // One launch call's host cost for the whole graph: what a graph replay saves.
+  WaitUntilNs(NowNs() + GetConfig().launch_host_ns);
+  if (CapturingGraph(s) != nullptr) return RefuseWhileCapturing(s);  // graph nodes in graphs: not modelled
+  std::vector<GraphNode> nodes;
+  uint32_t graph_id;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (Execs().count(e) == 0 || !e->live) return cudaErrorInvalidValue;
+    if (e->device != StreamDevice(s)) return cudaErrorInvalidValue;
+    nodes = e->nodes;
+    graph_id = e->graph_id;
+  }
+  for (const GraphNode& n : nodes) {
+    if (cudaError_t r = ScheduleKernel(s, n.launch, corr, graph_id, n.id)) return r;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t DestroyGraph(Graph* g) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!LiveGraph(g) || g->capturing) return cudaErrorInvalidValue;
+  g->live = false;
+  return cudaSuccess;
+}
+
+cudaError_t DestroyGraphExec(GraphExec* e) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (Execs().count(e) == 0 || !e->live) return cudaErrorInvalidValue;
+  e->live = false;  // launches already submitted still run (their nodes were copied)
+  return cudaSuccess;
+}
+
+}  // namespace simgpu
