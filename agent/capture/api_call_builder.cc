@@ -1,6 +1,8 @@
 // api_call_builder.cc
 #include "agent/capture/api_call_builder.h"
 
+#include "agent/capture/stream_capture.h"
+
 #include "agent/capture/capture_thread_state.h"
 
 namespace gs {
@@ -82,6 +84,9 @@ void ApplyCallEffectSlow(const CudaApiInfo& info, const CudaCallFacts& facts, co
       // cudaFree is frequent (allocator churn) and rarely frees managed memory: a lock-free check
       // first keeps the common case off the writer lock.
       if (map.ContainsStart(facts.address)) map.Remove(facts.address);
+      return;
+    case CudaApiEffect::kBeginCapture:
+      NoteStreamCaptureBegun();
       return;
     case CudaApiEffect::kSetDevice:
       if (params != nullptr) {

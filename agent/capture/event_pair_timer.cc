@@ -1,6 +1,8 @@
 // event_pair_timer.cc
 #include "agent/capture/event_pair_timer.h"
 
+#include "agent/capture/stream_capture.h"
+
 #include <cupti_activity.h>
 #include <time.h>
 
@@ -24,6 +26,7 @@ struct EventPairTimer::Runtime {
   decltype(&::cudaEventElapsedTime) EventElapsedTime;
   decltype(&::cudaStreamCreateWithFlags) StreamCreateWithFlags;
   decltype(&::cudaSetDevice) SetDevice;
+  decltype(&::cudaStreamIsCapturing) StreamIsCapturing;  // optional
 };
 
 namespace {
@@ -75,6 +78,7 @@ bool EventPairTimer::Start(Recorder& recorder) {
     delete rt;
     return false;
   }
+  Find("cudaStreamIsCapturing", &rt->StreamIsCapturing);  // optional: BeforeGpuWork
   rt_ = rt;
   recorder_ = &recorder;
   devices_ = new Device[kMaxDevices];
@@ -141,6 +145,18 @@ void EventPairTimer::BeforeGpuWork(uint64_t stream) {
   CaptureThreadState& thread = ThisThreadCaptureState();
   thread.pending_pair_slot_plus_one = 0;
   if (!running_.load(std::memory_order_acquire)) return;
+  // Never into a capturing stream (stream_capture.h): the pair would join the application's
+  // graph. The question is asked only once the process has begun a capture; a runtime without
+  // cudaStreamIsCapturing, or an answer other than "not capturing", means no pair.
+  if (StreamCaptureBegun()) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (rt_->StreamIsCapturing == nullptr ||
+        rt_->StreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &status) != cudaSuccess ||
+        status != cudaStreamCaptureStatusNone) {
+      capturing_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
   const int device = thread.device;
   if (device < 0 || device >= kMaxDevices || !EnsureDevice(device)) {
     failed_.fetch_add(1, std::memory_order_relaxed);

@@ -61,6 +61,9 @@ class EventPairTimer {
   bool running() const { return running_.load(std::memory_order_acquire); }
   uint64_t overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
   uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
+  // Launches left untimed because their stream was capturing (stream_capture.h): their work runs
+  // only when the graph is launched.
+  uint64_t capturing() const { return capturing_.load(std::memory_order_relaxed); }
 
   // The agent's small stream id for a cudaStream_t (GpuActivityEvent.stream_id in this mode): stable for
   // the life of the process, 1-based; 0 if the table is full.
@@ -108,6 +111,7 @@ class EventPairTimer {
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> overflowed_{0};
   std::atomic<uint64_t> failed_{0};
+  std::atomic<uint64_t> capturing_{0};
   std::mutex poll_mutex_;  // serialises reference renewal (not the per-slot conversion)
   std::thread* poller_ = nullptr;
   static constexpr int kStreamTable = 1024;

@@ -28,7 +28,7 @@ MEMKIND = {"unknown": 0, "pageable": 1, "pinned": 2, "device": 3, "array": 4, "m
 SOURCE_CUPTI, SOURCE_EVENT_PAIR = 1, 2
 CUPTI_TOLERANCE_NS = 200_000        # CUPTI timestamps: the agent's clock, only mapping noise
 EVENT_PAIR_TOLERANCE_NS = 1_500_000  # event pairs: the agent's reference mapping, noisy machine
-EVENT_PAIR_CASES = {"threads_event_pairs", "cupti_missing", "cupti_off", "cupti_real_no_driver",
+EVENT_PAIR_CASES = {"threads_event_pairs", "graph_event_pairs", "cupti_missing", "cupti_off", "cupti_real_no_driver",
                     "cupti_subscribed"}
 
 
@@ -313,6 +313,43 @@ def case_ptsz(args):
     check(all(c["flags"] & 2 for c in per_thread), "per-thread calls without the per-thread flag")
 
 
+def case_graph(args, extra=None, mode="cupti"):
+    """A captured graph replayed 4 times (e2e_app graph: 3 kernels): the capture succeeds under the
+    agent (the event-pair fallback must add nothing to a capturing stream), each replay is one
+    cudaGraphLaunch record from the planted function, and with CUPTI every replayed kernel carries
+    its launch's correlation id; the capture-time launches run nothing."""
+    name = "graph" if extra is None else "graph_event_pairs"
+    env = Env(args, name)
+    p = env.run([args.app, "graph"], env.environ(extra=extra))
+    check(p.returncode == 3 and "graph: ok" in p.stdout,
+          "exit status %d, stdout %r, stderr %r" % (p.returncode, p.stdout[-500:], p.stderr[-1000:]))
+    path = only_trace(env)
+    trace = read_trace(args, path) if path else None
+    if trace is None:
+        return
+    mode_text = trace["end"]["final_mode_text"] if trace["end"] else trace["header"]["mode_text"]
+    check(mode_text == mode, "capture mode %r, expected %r" % (mode_text, mode))
+    launches = [c for c in trace["api"] if c["name"] == "cudaGraphLaunch"]
+    check(len(launches) == 4, "cudaGraphLaunch records: %d, expected 4" % len(launches))
+    check(all("e2e_planted_graph" in c["stack"] for c in launches), "a graph launch without the planted frame")
+    captured = [c for c in trace["api"] if c["name"] == "cudaLaunchKernel"]
+    check(len(captured) == 3, "capture-time cudaLaunchKernel records: %d, expected 3" % len(captured))
+    kernels = [a for a in trace["activity"] if a["kind"] == 1]
+    if mode == "cupti":
+        check(len(kernels) == 12, "kernel records: %d, expected 4 replays x 3" % len(kernels))
+        by_launch = {c["correlation_id"]: 0 for c in launches}
+        for k in kernels:
+            if k["correlation_id"] in by_launch:
+                by_launch[k["correlation_id"]] += 1
+        check(sorted(by_launch.values()) == [3, 3, 3, 3], "kernels per graph launch: %s" % by_launch)
+    else:
+        # Event pairs: one timed interval per replay (the pair brackets the whole graph), none for
+        # the capture-time launches, whose stream was capturing.
+        check(len(kernels) == 4, "timed intervals: %d, expected one per replay" % len(kernels))
+        check({k["correlation_id"] for k in kernels} == {c["correlation_id"] for c in launches},
+              "timed intervals not tied to the graph launches")
+
+
 def case_no_cuda(args):
     env = Env(args, "no_cuda")
     for cmd in (["/bin/true"], [args.python or sys.executable, "-c", "print(1)"]):
@@ -513,6 +550,7 @@ def run_case(args):
     else:
         {"threads": case_threads,
          "threads_event_pairs": lambda a: case_threads(a, {"GS_CUPTI": "off"}, "interposition"), "ptsz": case_ptsz, "no_cuda": case_no_cuda, "fork": case_fork,
+         "graph": case_graph, "graph_event_pairs": lambda a: case_graph(a, {"GS_CUPTI": "off"}, "interposition"),
          "exec": case_exec, "cupti_missing": case_cupti_missing, "cupti_off": case_cupti_off,
          "cupti_real_no_driver": case_cupti_real_no_driver,
          "cupti_subscribed": case_cupti_subscribed, "output_unchanged": case_output_unchanged}[case](args)

@@ -7,6 +7,7 @@
  *   e2e_app fork-after       uses CUDA, then forks a child that does not use CUDA
  *   e2e_app exec             uses CUDA, then execs itself in mode `basic`
  *   e2e_app ptsz             the per-thread-default-stream entry points (_ptsz/_ptds)
+ *   e2e_app graph            a step of 3 kernels captured as a CUDA graph, replayed 4 times
  *
  * Runs on simgpu (kernels from simgpuKernel). Prints only deterministic lines, so the tests can
  * compare stdout with and without the agent; exits 3 on purpose (a non-zero status the agent
@@ -166,6 +167,29 @@ __attribute__((noinline, used)) static int e2e_planted_ptsz(void) {
   return 3;
 }
 
+/* Capture, instantiate, replay kGraphReplays times. A tool that adds work to the capturing stream
+ * (an event record) would change the graph or fail the capture: the CHECKs would say so. */
+enum { kGraphNodes = 3, kGraphReplays = 4 };
+__attribute__((noinline, used)) static int e2e_planted_graph(void) {
+  cudaStream_t stream;
+  CHECK(cudaStreamCreate(&stream));
+  dim3 grid = {1, 1, 1}, block = {32, 1, 1};
+  const void* kernel = simgpuKernel("e2e_graph_node", 200000);
+  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < kGraphNodes; ++i) CHECK(cudaLaunchKernel(kernel, grid, block, NULL, 0, stream));
+  cudaGraph_t graph;
+  CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < kGraphReplays; ++i) CHECK(cudaGraphLaunch(exec, stream));
+  CHECK(cudaStreamSynchronize(stream));
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaStreamDestroy(stream));
+  printf("graph: ok\n");
+  return 3;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "basic";
   if (strcmp(mode, "basic") == 0) return Basic();
@@ -174,6 +198,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "fork-after") == 0) return ForkAfter();
   if (strcmp(mode, "exec") == 0) return Exec(argv[0]);
   if (strcmp(mode, "ptsz") == 0) return e2e_planted_ptsz();
+  if (strcmp(mode, "graph") == 0) return e2e_planted_graph();
   fprintf(stderr, "unknown mode %s\n", mode);
   return 2;
 }

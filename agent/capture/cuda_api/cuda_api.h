@@ -40,6 +40,7 @@ enum class CudaApiEffect : uint8_t {
   kRemoveHost,     // the range starting at address is no longer pinned
   kRemoveManaged,  // cudaFree: forget a managed range starting at address, if there is one
   kSetDevice,      // the calling thread's current device changed
+  kBeginCapture,   // a stream began capturing (capture/stream_capture.h)
 };
 
 struct CudaApiInfo {
