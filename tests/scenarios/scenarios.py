@@ -104,6 +104,13 @@ SCENARIOS = {
     "compiled_model": dict(cause="host_work", planted=["prepare_inputs"], attribution="call",
                            state="cpu", max_other=0.05,
                            args=["--cubin", "{workloads_dir}/compiled_model_kernels.cubin"]),
+    # The same launcher calling the driver through the pointers cudaGetDriverEntryPoint returns
+    # (cuGetProcAddress underneath), as cuBLAS does: interposing cu* by name would miss these.
+    "compiled_model_entry_points": dict(workload="compiled_model", cause="host_work",
+                                        planted=["prepare_inputs"], attribution="call", state="cpu",
+                                        max_other=0.05,
+                                        args=["--cubin", "{workloads_dir}/compiled_model_kernels.cubin",
+                                              "--entry-points", "1"]),
     # A step captured once as a CUDA graph and replayed with one cudaGraphLaunch a step: every
     # kernel of a replay carries the launch's correlation id. The replay that ends each gap is
     # launched from train_step, after its host work.

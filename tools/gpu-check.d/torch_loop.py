@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """torch_loop.py — a small real PyTorch training loop for tools/gpu-check.
 
-    torch_loop.py --variant {workers0,workers8,sync} [--steps N] [--profiler {none,kineto}]
+    torch_loop.py --variant {workers0,workers8,sync,compile,compile-graphs} [--steps N]
+                  [--profiler {none,kineto}]
                   [--chrome-trace FILE] [--result FILE]
 
 A CNN on synthetic 3x64x64 images, three shapes of loop:
@@ -11,6 +12,11 @@ A CNN on synthetic 3x64x64 images, three shapes of loop:
             copies: the input pipeline keeps up (expected: healthy or much better utilised).
   sync      batches already on the GPU; loss.item() every step then log_metrics(), a few ms of
             host work that cannot overlap the next step (expected: host work after a sync).
+  compile   the sync loop with the model under torch.compile (Inductor: Triton kernels launched
+            through the driver API, cuLaunchKernel/cuLaunchKernelEx; expected: host work after a
+            sync, with the kernels' launches seen by the agent, no `other` idle).
+  compile-graphs  the same with torch.compile(mode="reduce-overhead"): the compiled steps are
+            replayed as CUDA graphs (cudaGraphLaunch); expected as compile.
 --profiler kineto wraps model creation and the whole loop in torch.profiler (CUDA activities
 only, to keep the Chrome trace small) and exports the Chrome trace. The result is one JSON object
 (steps, seconds, steps_per_s measured after a 10% warm-up, torch version) written to --result and
@@ -68,7 +74,7 @@ def log_metrics(value, host_ms):
 
 
 def batches(args, device):
-    if args.variant == "sync":
+    if args.variant in ("sync", "compile", "compile-graphs"):
         g = torch.Generator().manual_seed(0)
         xs = torch.rand((8, args.batch) + IMAGE, generator=g).to(device)
         ys = torch.randint(0, CLASSES, (8, args.batch), generator=g).to(device)
@@ -87,6 +93,9 @@ def batches(args, device):
 def train(args):
     device = torch.device("cuda")
     model = make_model().to(device)
+    graphs = args.variant == "compile-graphs"
+    if args.variant.startswith("compile"):
+        model = torch.compile(model, mode="reduce-overhead" if graphs else "default")
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     warm = max(1, args.steps // 10)
@@ -97,11 +106,13 @@ def train(args):
         if step == warm:
             torch.cuda.synchronize()
             t_warm = time.perf_counter()
+        if graphs:
+            torch.compiler.cudagraph_mark_step_begin()  # a new iteration: earlier outputs may be reused
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
-        if args.variant == "sync":
+        if args.variant != "workers0" and args.variant != "workers8":
             log_metrics(loss.item(), args.host_ms)
         done = step + 1
         if time.perf_counter() - t0 > args.max_seconds:
@@ -118,7 +129,8 @@ def train(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--variant", choices=["workers0", "workers8", "sync"], required=True)
+    ap.add_argument("--variant", choices=["workers0", "workers8", "sync", "compile", "compile-graphs"],
+                    required=True)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--transform-passes", type=int, default=4)

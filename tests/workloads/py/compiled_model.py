@@ -9,6 +9,10 @@ triton_poi_fused_add_relu_0 (1 ms), triton_red_fused_sum_1 (2 ms) and triton_per
 (1 ms) on one stream. Every other step waits for the upload that last read the pinned buffer
 (cuEventSynchronize), as a double-buffered loader does.
 
+With --entry-points 1 the launcher does not call libcuda.so.1's exports: it fetches
+cuLaunchKernelEx and cuMemcpyHtoDAsync_v2 through the runtime's cudaGetDriverEntryPoint (which
+asks the driver's cuGetProcAddress), as cuBLAS and other libraries do, and calls the pointers.
+
 Expected verdict: GPU utilisation ~ 4/12 ~ 33%; the idle time is host CPU work in
 prepare_inputs() (the GPU waits for the next upload, submitted late from inside it).
 Run: LD_LIBRARY_PATH=<build>/simgpu/lib python3 compiled_model.py
@@ -39,13 +43,31 @@ class CUlaunchConfig(ctypes.Structure):  # cuda.h, CUlaunchConfig_st
 
 
 class Driver(object):
-    """libcuda.so.1 through ctypes, every call checked."""
+    """libcuda.so.1 through ctypes, every call checked. With entry_points, the functions named in
+    ENTRY_POINTS are called through the pointers the runtime's cudaGetDriverEntryPoint returns."""
 
-    def __init__(self):
+    ENTRY_POINTS = ("cuLaunchKernelEx", "cuMemcpyHtoDAsync")
+
+    def __init__(self, entry_points=False):
         self.lib = ctypes.CDLL("libcuda.so.1")
+        self.pointers = {}
+        if entry_points:
+            runtime = cudart.load()
+            for name in self.ENTRY_POINTS:
+                fn = ctypes.c_void_p()
+                status = ctypes.c_int()
+                # cudaGetDriverEntryPoint(symbol, &fn, cudaEnableDefault, &status): the base name;
+                # the driver hands out the current version (cuMemcpyHtoDAsync_v2).
+                err = runtime.lib.cudaGetDriverEntryPoint(name.encode(), ctypes.byref(fn),
+                                                          ctypes.c_ulonglong(0), ctypes.byref(status))
+                if err != 0 or not fn.value:
+                    raise RuntimeError("cudaGetDriverEntryPoint(%s): %d, status %d" % (name, err, status.value))
+                self.pointers[name] = ctypes.CFUNCTYPE(ctypes.c_int)(fn.value)
 
     def __call__(self, name, *args):
-        err = getattr(self.lib, name)(*args)
+        base = name[:-3] if name.endswith("_v2") else name
+        f = self.pointers.get(base) or getattr(self.lib, name)
+        err = f(*args)
         if err != 0:
             text = ctypes.c_char_p()
             self.lib.cuGetErrorName(err, ctypes.byref(text))
@@ -86,13 +108,14 @@ def main(argv=None):
         ("steps", 60, "training steps"),
         ("load-ms", 12, "host CPU time to prepare one batch"),
         ("batch-kib", 1024, "batch size in KiB"),
+        ("entry-points", 0, "1: launch and upload through cudaGetDriverEntryPoint's pointers"),
     ], rest)
     if not known.cubin or not os.path.isfile(known.cubin):
         sys.exit("compiled_model.py: --cubin must name compiled_model_kernels.cubin (built by nvcc "
                  "into the build's tests/workloads/)")
     image = open(known.cubin, "rb").read()
 
-    cu = Driver()
+    cu = Driver(entry_points=args.entry_points != 0)
     cu("cuInit", 0)
     device = ctypes.c_int()
     cu("cuDeviceGet", ctypes.byref(device), 0)
