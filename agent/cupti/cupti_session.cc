@@ -30,6 +30,11 @@ bool IsEssential(CUpti_ActivityKind kind) {
   return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_MEMCPY;
 }
 
+// The call's return value (cudaError_t or CUresult) at API_EXIT.
+int CallResult(const CUpti_CallbackData& data) {
+  return data.functionReturnValue != nullptr ? *static_cast<const int*>(data.functionReturnValue) : 0;
+}
+
 }  // namespace
 
 std::string CuptiSession::ResultName(CUptiResult result) const {
@@ -229,6 +234,29 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
   }
 }
 
+void CuptiSession::FinishCall(const CudaApiInfo& info, const CudaCallFacts& facts, int result,
+                              const CUpti_CallbackData& data, ApiSource source, CUpti_CallbackId cbid,
+                              uint64_t exit_ns, const CallSite& site) {
+  HostMemoryMap& map = ProcessHostMemoryMap();
+  ApplyCallEffect(info, facts, result == 0, data.functionParams, map);
+  if (!info.recorded || recorder_ == nullptr || !recorder_->enabled()) return;
+  ApiCallEvent event;
+  std::memset(&event, 0, sizeof(event));
+  BuildApiCallEvent(info, facts, result, static_cast<int>(DeviceOf(data.context)), source,
+                    static_cast<uint16_t>(cbid), map, &event);
+  event.enter_ns = data.correlationData != nullptr && *data.correlationData != 0 ? *data.correlationData
+                                                                                   : exit_ns;
+  event.exit_ns = exit_ns;
+  event.correlation_id = data.correlationId;
+  // Frames to skip: this function (inlined), the handler and OnCallback; the runtime's own frames
+  // stay (they are few and show where the call came from, e.g. a library's embedded runtime). The
+  // site is OnCallback's: the first PC kept is its return address, so the same dispatcher frame at
+  // the same stack pointer with every caller's return address still in its slot reuses the last
+  // unwind (exact by the same argument as a wrapper's site; the Python frames are read afresh for
+  // every record).
+  recorder_->RecordApiCallFrom(event, options_.capture_stacks, 2, site);
+}
+
 void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
                                          const CallSite& site) {
   CaptureThreadState& thread = ThisThreadCaptureState();
@@ -250,28 +278,9 @@ void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_Call
   const uint64_t exit_ns = MonotonicNs();
   CudaApi api;
   if (!CudaApiFromCupti(cbid, &api)) return;
-  const int result =
-      data->functionReturnValue != nullptr ? *static_cast<const int*>(data->functionReturnValue) : 0;
-  const bool ok = result == 0;
-  const CudaCallFacts facts = CudaFactsFromCuptiParams(api, data->functionParams, ok);
-  HostMemoryMap& map = ProcessHostMemoryMap();
-  ApplyCallEffect(api, facts, ok, data->functionParams, map);
-  if (!InfoOf(api).recorded || recorder_ == nullptr || !recorder_->enabled()) return;
-  ApiCallEvent event;
-  std::memset(&event, 0, sizeof(event));
-  BuildApiCallEvent(api, facts, result, static_cast<int>(DeviceOf(data->context)),
-                    ApiSource::kCuptiCallback, static_cast<uint16_t>(cbid), map, &event);
-  event.enter_ns = data->correlationData != nullptr && *data->correlationData != 0
-                       ? *data->correlationData
-                       : exit_ns;
-  event.exit_ns = exit_ns;
-  event.correlation_id = data->correlationId;
-  // Frames to skip: this function and OnCallback; the runtime's own frames stay (they are few and
-  // show where the call came from, e.g. a library's embedded runtime). The site is OnCallback's:
-  // the first PC kept is its return address, so the same dispatcher frame at the same stack pointer
-  // with every caller's return address still in its slot reuses the last unwind (exact by the
-  // same argument as a wrapper's site; the Python frames are read afresh for every record).
-  recorder_->RecordApiCallFrom(event, options_.capture_stacks, 2, site);
+  const int result = CallResult(*data);
+  const CudaCallFacts facts = CudaFactsFromCuptiParams(api, data->functionParams, result == 0);
+  FinishCall(InfoOf(api), facts, result, *data, ApiSource::kCuptiCallback, cbid, exit_ns, site);
 }
 
 void CuptiSession::HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
@@ -293,24 +302,9 @@ void CuptiSession::HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_Callb
   const uint64_t exit_ns = MonotonicNs();
   CudaDriverApi api;
   if (!CudaDriverApiFromCupti(cbid, &api)) return;
-  const CudaApiInfo& info = InfoOf(api);
-  const int result =
-      data->functionReturnValue != nullptr ? *static_cast<const int*>(data->functionReturnValue) : 0;
-  const bool ok = result == 0;
-  const CudaCallFacts facts = CudaDriverFactsFromCuptiParams(api, data->functionParams, ok);
-  HostMemoryMap& map = ProcessHostMemoryMap();
-  ApplyCallEffect(info, facts, ok, data->functionParams, map);
-  if (recorder_ == nullptr || !recorder_->enabled()) return;
-  ApiCallEvent event;
-  std::memset(&event, 0, sizeof(event));
-  BuildApiCallEvent(info, facts, result, static_cast<int>(DeviceOf(data->context)),
-                    ApiSource::kCuptiDriverCallback, static_cast<uint16_t>(cbid), map, &event);
-  event.enter_ns = data->correlationData != nullptr && *data->correlationData != 0
-                       ? *data->correlationData
-                       : exit_ns;
-  event.exit_ns = exit_ns;
-  event.correlation_id = data->correlationId;
-  recorder_->RecordApiCallFrom(event, options_.capture_stacks, 2, site);
+  const int result = CallResult(*data);
+  const CudaCallFacts facts = CudaDriverFactsFromCuptiParams(api, data->functionParams, result == 0);
+  FinishCall(InfoOf(api), facts, result, *data, ApiSource::kCuptiDriverCallback, cbid, exit_ns, site);
 }
 
 void CUPTIAPI CuptiSession::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {

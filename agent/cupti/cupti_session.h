@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <string>
 
+#include "agent/capture/cuda_api/cuda_api.h"
 #include "agent/cupti/activity_buffer_pool.h"
 #include "agent/cupti/activity_converter.h"
 #include "agent/cupti/cupti_library.h"
@@ -102,6 +103,12 @@ class CuptiSession {
   // correlation id, tests/simgpu/CUPTI_CORRELATION.md facts 5-6). Same frames rule as above.
   __attribute__((noinline)) void HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
                                                       const CallSite& site);
+  // The API_EXIT half the two handlers share: the call's effect, then its record. Always inlined
+  // into them, so that the frames a record skips stay two (the handler and OnCallback).
+  __attribute__((always_inline)) inline void FinishCall(const CudaApiInfo& info, const CudaCallFacts& facts,
+                                                        int result, const CUpti_CallbackData& data,
+                                                        ApiSource source, CUpti_CallbackId cbid,
+                                                        uint64_t exit_ns, const CallSite& site);
   void ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size);
   uint32_t DeviceOf(CUcontext context);
   std::string ResultName(CUptiResult result) const;

@@ -90,20 +90,25 @@ template <typename T>
 inline const void* ToPtr(T* p) { return p; }
 }  // namespace cuda_api_internal
 
+// The body of a function (const PARAMS_T& p, bool ok) -> CudaCallFacts that evaluates a table
+// row's expressions (cuda_api.def's and cuda_driver_api.def's columns are the same).
+#define GS_CUDA_CALL_FACTS_BODY(STREAM, BYTES, COPY_KIND, DST, SRC, ADDRESS) \
+  using namespace cuda_api_internal;                                         \
+  CudaCallFacts f;                                                           \
+  f.stream = ToU64(STREAM);                                                  \
+  f.bytes = ToU64(BYTES);                                                    \
+  f.address = ToU64(ADDRESS);                                                \
+  f.dst = ToPtr(DST);                                                        \
+  f.src = ToPtr(SRC);                                                        \
+  f.copy_kind = static_cast<int>(COPY_KIND);                                 \
+  return f;
+
 // CudaFactsOf_<NAME>(params, ok): the row's expressions evaluated on a params struct.
 #define GS_CUDA_API(NAME, CBID, PARAMS_T, CLASS, FLAGS, EFFECT, SIGNATURE, ARGS, STREAM, BYTES, \
                     COPY_KIND, DST, SRC, ADDRESS)                                                \
   inline CudaCallFacts CudaFactsOf_##NAME([[maybe_unused]] const PARAMS_T& p,                     \
                                           [[maybe_unused]] bool ok) {                             \
-    using namespace cuda_api_internal;                                                           \
-    CudaCallFacts f;                                                                              \
-    f.stream = ToU64(STREAM);                                                                     \
-    f.bytes = ToU64(BYTES);                                                                       \
-    f.address = ToU64(ADDRESS);                                                                   \
-    f.dst = ToPtr(DST);                                                                           \
-    f.src = ToPtr(SRC);                                                                           \
-    f.copy_kind = static_cast<int>(COPY_KIND);                                                    \
-    return f;                                                                                     \
+    GS_CUDA_CALL_FACTS_BODY(STREAM, BYTES, COPY_KIND, DST, SRC, ADDRESS)                          \
   }
 #include "agent/capture/cuda_api/cuda_api.def"
 #undef GS_CUDA_API

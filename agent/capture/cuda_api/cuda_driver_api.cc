@@ -4,20 +4,12 @@
 
 namespace gs {
 
-// CudaFactsOf_<NAME>(params, ok): the row's expressions evaluated on a params struct.
+// CudaDriverFactsOf_<NAME>(params, ok): the row's expressions evaluated on a params struct.
 #define GS_CUDA_DRIVER_API(NAME, CBID, PARAMS_T, CLASS, FLAGS, EFFECT, STREAM, BYTES, COPY_KIND, DST, SRC, \
                            ADDRESS)                                                                          \
   static CudaCallFacts CudaDriverFactsOf_##NAME([[maybe_unused]] const PARAMS_T& p,                          \
                                                 [[maybe_unused]] bool ok) {                                  \
-    using namespace cuda_api_internal;                                                                      \
-    CudaCallFacts f;                                                                                         \
-    f.stream = ToU64(STREAM);                                                                                \
-    f.bytes = ToU64(BYTES);                                                                                  \
-    f.address = ToU64(ADDRESS);                                                                              \
-    f.dst = ToPtr(DST);                                                                                      \
-    f.src = ToPtr(SRC);                                                                                      \
-    f.copy_kind = static_cast<int>(COPY_KIND);                                                               \
-    return f;                                                                                                \
+    GS_CUDA_CALL_FACTS_BODY(STREAM, BYTES, COPY_KIND, DST, SRC, ADDRESS)                                     \
   }
 #include "agent/capture/cuda_api/cuda_driver_api.def"
 #undef GS_CUDA_DRIVER_API
