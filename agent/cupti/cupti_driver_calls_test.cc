@@ -15,8 +15,7 @@
 #include <vector>
 
 #include "agent/capture/cuda_api/cuda_api.h"
-#include "agent/cupti/gpu_capture_source.h"
-#include "agent/record/ring_recorder.h"
+#include "agent/cupti/simgpu_cupti_rig.h"
 #include "simgpu.h"
 
 namespace gs {
@@ -47,16 +46,8 @@ std::vector<Call> DrainCalls(RingPool& pool) {
 #define CU_OK(call) ASSERT_EQ((call), CUDA_SUCCESS) << #call
 
 TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnTheirDriverCalls) {
-  RingPool pool;
-  ASSERT_TRUE(pool.Init(4 * 1024 * 1024));
-  StackCapturer capturer;
-  std::string note;
-  ASSERT_EQ(capturer.Init(StackMode::kUnwind, &note), StackMode::kUnwind) << note;
-  RingRecorder recorder(&pool, &capturer, 32, 4096);
-  GpuCaptureSource::Options options;
-  options.cupti.library_path = std::string(SIMGPU_LIB_DIR) + "/libcupti.so.13";
-  GpuCaptureSource source(options);
-  ASSERT_TRUE(source.Start(recorder));
+  SimgpuCuptiRig rig;
+  ASSERT_EQ(rig.Start(), "");
 
   // A JIT launcher's set-up: none of it is in cuda_driver_api.def but the allocations.
   CU_OK(cuInit(0));
@@ -99,9 +90,9 @@ TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnThe
   ASSERT_EQ(cudaLaunchKernel(simgpuKernel("runtime_kernel", 1000), one, one, nullptr, 0, rt_stream),
             cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(rt_stream), cudaSuccess);
-  source.Stop();
+  rig.source->Stop();
 
-  const std::vector<Call> calls = DrainCalls(pool);
+  const std::vector<Call> calls = DrainCalls(rig.pool);
   std::vector<std::string> driver, runtime;
   const Call* launch_ex = nullptr;
   const Call* copy = nullptr;
@@ -130,12 +121,12 @@ TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnThe
 
   // Each kernel and the copy carry the correlation id of the call that submitted it.
   std::vector<PendingActivity> activities;
-  recorder.activities().TakeAll(&activities);
+  rig.recorder->activities().TakeAll(&activities);
   std::map<std::string, uint32_t> kernel_correlation;
   uint32_t copy_correlation = 0;
   for (const PendingActivity& a : activities) {
     if (a.activity.kind == ActivityKind::kKernel) {
-      kernel_correlation[recorder.activities().NameAt(a.name_index)] = a.activity.correlation_id;
+      kernel_correlation[rig.recorder->activities().NameAt(a.name_index)] = a.activity.correlation_id;
     }
     if (a.activity.kind == ActivityKind::kMemcpy) copy_correlation = a.activity.correlation_id;
   }

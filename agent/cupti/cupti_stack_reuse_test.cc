@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/cupti/gpu_capture_source.h"
-#include "agent/record/ring_recorder.h"
+#include "agent/cupti/simgpu_cupti_rig.h"
 #include "simgpu.h"
 
 namespace gs {
@@ -42,16 +41,9 @@ __attribute__((noinline)) void LaunchFromB(const void* kernel, cudaStream_t stre
 }
 
 TEST(CuptiStackReuseTest, CallbackLoopUnwindsOncePerCallerAndKeepsExactStacks) {
-  RingPool pool;
-  ASSERT_TRUE(pool.Init(4 * 1024 * 1024));
-  StackCapturer capturer;
-  std::string note;
-  ASSERT_EQ(capturer.Init(StackMode::kUnwind, &note), StackMode::kUnwind) << note;
-  RingRecorder recorder(&pool, &capturer, 32, 4096);
-  GpuCaptureSource::Options options;
-  options.cupti.library_path = std::string(SIMGPU_LIB_DIR) + "/libcupti.so.13";
-  GpuCaptureSource source(options);
-  ASSERT_TRUE(source.Start(recorder));
+  SimgpuCuptiRig rig;
+  ASSERT_EQ(rig.Start(), "");
+  RingPool& pool = rig.pool;
 
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
@@ -82,7 +74,7 @@ TEST(CuptiStackReuseTest, CallbackLoopUnwindsOncePerCallerAndKeepsExactStacks) {
   EXPECT_NE(b[0], a[0]);        // returns into LaunchFromB, not LaunchFromA
 
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  source.Stop();
+  rig.source->Stop();
 }
 
 }  // namespace
