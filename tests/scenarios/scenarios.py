@@ -111,6 +111,10 @@ SCENARIOS = {
                                         max_other=0.05,
                                         args=["--cubin", "{workloads_dir}/compiled_model_kernels.cubin",
                                               "--entry-points", "1"]),
+    # One step reaching the GPU three ways (eager runtime launches, a driver-API launch, a graph
+    # replay), whichever comes first ending the gap in turn; all submitted from train_step.
+    "mixed_step": dict(cause="host_work", planted=["train_step"], attribution="call", max_other=0.05,
+                       args=["--cubin", "{workloads_dir}/compiled_model_kernels.cubin"]),
     # A step captured once as a CUDA graph and replayed with one cudaGraphLaunch a step: every
     # kernel of a replay carries the launch's correlation id. The replay that ends each gap is
     # launched from train_step, after its host work.
