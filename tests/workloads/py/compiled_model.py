@@ -85,35 +85,45 @@ def prepare_inputs(cu, samples, pinned, nbytes, load_ms, device_input, stream):
     return checksum
 
 
+def launch_ex(cu, fn, params, n, stream):
+    """One launch as Triton's generated launcher makes it: cuLaunchKernelEx with a CUlaunchConfig
+    (1024-thread blocks over n elements) and an array of pointers to the ctypes parameters."""
+    args = (ctypes.c_void_p * len(params))(*[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in params])
+    config = CUlaunchConfig(max(1, n // 1024), 1, 1, 1024, 1, 1, 0, stream, None, 0)
+    cu("cuLaunchKernelEx", ctypes.byref(config), fn, args, None)
+
+
 def run_compiled_step(cu, kernels, buffers, n, stream):
-    """The compiled graph's launches, as Triton's generated launcher makes them."""
+    """The compiled graph's launches."""
     x, y, out = buffers
     count = ctypes.c_int(n)
     scale = ctypes.c_float(0.5)
-    grid = max(1, n // 1024)
     for fn, params in ((kernels[0], (x, y, out, count)), (kernels[1], (out, y, count)),
                        (kernels[2], (out, scale, count))):
-        args = (ctypes.c_void_p * len(params))(
-            *[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in params])
-        config = CUlaunchConfig(grid, 1, 1, 1024, 1, 1, 0, stream, None, 0)
-        cu("cuLaunchKernelEx", ctypes.byref(config), fn, args, None)
+        launch_ex(cu, fn, params, n, stream)
 
 
-def main(argv=None):
-    # --cubin is a path; workload.parse_flags takes numbers.
+def read_cubin(prog, argv):
+    """--cubin PATH (a path; workload.parse_flags takes numbers): the module's bytes, and the
+    other arguments. Exits with a message when the file is missing."""
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--cubin", default=os.environ.get("GS_COMPILED_MODEL_CUBIN", ""))
     known, rest = pre.parse_known_args(argv)
+    if not known.cubin or not os.path.isfile(known.cubin):
+        sys.exit("%s: --cubin must name compiled_model_kernels.cubin (built by nvcc into the "
+                 "build's tests/workloads/)" % prog)
+    with open(known.cubin, "rb") as f:
+        return f.read(), rest
+
+
+def main(argv=None):
+    image, rest = read_cubin("compiled_model.py", argv)
     args = workload.parse_flags("compiled_model.py", __doc__, [
         ("steps", 60, "training steps"),
         ("load-ms", 12, "host CPU time to prepare one batch"),
         ("batch-kib", 1024, "batch size in KiB"),
         ("entry-points", 0, "1: launch and upload through cudaGetDriverEntryPoint's pointers"),
     ], rest)
-    if not known.cubin or not os.path.isfile(known.cubin):
-        sys.exit("compiled_model.py: --cubin must name compiled_model_kernels.cubin (built by nvcc "
-                 "into the build's tests/workloads/)")
-    image = open(known.cubin, "rb").read()
 
     cu = Driver(entry_points=args.entry_points != 0)
     cu("cuInit", 0)

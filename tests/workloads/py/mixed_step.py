@@ -14,9 +14,7 @@ Run: LD_LIBRARY_PATH=<build>/simgpu/lib python3 mixed_step.py
          --cubin <build>/tests/workloads/compiled_model_kernels.cubin [--steps N] [--load-ms MS]
 """
 
-import argparse
 import ctypes
-import os
 import sys
 import time
 
@@ -32,11 +30,7 @@ def submit_eager(rt, kernels, stream):
 
 def submit_compiled(cu, fn, buffers, n, stream):
     x, y, out = buffers
-    count = ctypes.c_int(n)
-    params = (x, y, out, count)
-    args = (ctypes.c_void_p * len(params))(*[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in params])
-    config = compiled_model.CUlaunchConfig(max(1, n // 1024), 1, 1, 1024, 1, 1, 0, stream, None, 0)
-    cu("cuLaunchKernelEx", ctypes.byref(config), fn, args, None)
+    compiled_model.launch_ex(cu, fn, (x, y, out, ctypes.c_int(n)), n, stream)
 
 
 def train_step(step, rt, cu, parts, samples, pinned, nbytes, load_ms, device_input, stream):
@@ -52,17 +46,12 @@ def train_step(step, rt, cu, parts, samples, pinned, nbytes, load_ms, device_inp
 
 
 def main(argv=None):
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--cubin", default=os.environ.get("GS_COMPILED_MODEL_CUBIN", ""))
-    known, rest = pre.parse_known_args(argv)
+    image, rest = compiled_model.read_cubin("mixed_step.py", argv)
     args = workload.parse_flags("mixed_step.py", __doc__, [
         ("steps", 60, "training steps"),
         ("load-ms", 9, "host CPU time of one step"),
         ("batch-kib", 1024, "batch size in KiB"),
     ], rest)
-    if not known.cubin or not os.path.isfile(known.cubin):
-        sys.exit("mixed_step.py: --cubin must name compiled_model_kernels.cubin (built by nvcc into "
-                 "the build's tests/workloads/)")
 
     rt = cudart.load()
     stream_value = rt.stream_create()
@@ -71,7 +60,7 @@ def main(argv=None):
     # The runtime made the device's primary context current on this thread; the module is the
     # compiled region's.
     module = ctypes.c_void_p()
-    cu("cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(open(known.cubin, "rb").read()))
+    cu("cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(image))
     fn = ctypes.c_void_p()
     cu("cuModuleGetFunction", ctypes.byref(fn), module, b"triton_poi_fused_add_relu_0")
 
