@@ -47,7 +47,8 @@ enum FrameFlags : uint8_t {
   kFrameFlagDeflate = 1 << 0,  // payload is zlib-compressed (RFC 1950); decoded size in the header
   kFrameFlagZstd = 1 << 1,     // payload is one Zstandard frame (RFC 8878); decoded size in the header
 };
-inline constexpr uint8_t kKnownFrameFlags = kFrameFlagDeflate | kFrameFlagZstd;
+inline constexpr uint8_t kFrameCompressionFlags = kFrameFlagDeflate | kFrameFlagZstd;
+inline constexpr uint8_t kKnownFrameFlags = kFrameCompressionFlags;
 
 // Writes the 16-byte prelude into `out`.
 void EncodePrelude(unsigned char* out);

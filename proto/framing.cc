@@ -139,9 +139,9 @@ FrameHeaderStatus ParseFrameHeader(const unsigned char* data, size_t size, Frame
   const uint8_t type = data[12];
   h.flags = data[13];
   h.payload_crc = GetU32(data + 16);
-  const uint8_t codec = h.flags & (kFrameFlagDeflate | kFrameFlagZstd);
+  const uint8_t codec = h.flags & kFrameCompressionFlags;
   const bool compressed = codec != 0;
-  if (!KnownType(type) || (h.flags & ~kKnownFrameFlags) != 0 || codec == (kFrameFlagDeflate | kFrameFlagZstd) ||
+  if (!KnownType(type) || (h.flags & ~kKnownFrameFlags) != 0 || codec == kFrameCompressionFlags ||
       data[14] != 0 || data[15] != 0 ||
       h.stored_size > kMaxPayloadSize || h.payload_size > kMaxPayloadSize ||
       (!compressed && h.stored_size != h.payload_size)) {
@@ -158,7 +158,7 @@ bool DecodePayload(const FrameHeader& header, const unsigned char* stored, std::
     *error = "payload checksum mismatch";
     return false;
   }
-  if ((header.flags & (kFrameFlagDeflate | kFrameFlagZstd)) == 0) {
+  if ((header.flags & kFrameCompressionFlags) == 0) {
     *payload = std::string_view(reinterpret_cast<const char*>(stored), header.stored_size);
     return true;
   }

@@ -297,7 +297,7 @@ void CuptiSession::HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_Callb
     return;
   }
   const uint32_t own = data->correlationId != 0 ? data->correlationId : 1;
-  if (thread.cupti_driver_correlation != own || thread.interposer_depth > 0) return;
+  if (thread.cupti_driver_correlation != own) return;
   thread.cupti_driver_correlation = 0;
   const uint64_t exit_ns = MonotonicNs();
   CudaDriverApi api;

@@ -191,7 +191,7 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatu
   // The graph under capture; its dependency set is not modelled (an empty set).
   if (graph_out != nullptr) {
     *graph_out = status == cudaStreamCaptureStatusNone ? nullptr
-                                                       : reinterpret_cast<cudaGraph_t>(simgpu::CapturedGraph(s));
+                                                       : reinterpret_cast<cudaGraph_t>(simgpu::CapturingGraph(s));
   }
   if (dependencies_out != nullptr) *dependencies_out = nullptr;
   if (edgeData_out != nullptr) *edgeData_out = nullptr;

@@ -229,7 +229,7 @@ SIMGPU_DRIVER_API cudaError_t EndCapture(Stream* s, Graph** graph);
 // cudaStreamCaptureStatus of `s` (None, Active, Invalidated); its capture's id when active.
 SIMGPU_DRIVER_API int CaptureStatus(const Stream* s, unsigned long long* id);
 // The graph `s` is capturing into, or NULL.
-SIMGPU_DRIVER_API Graph* CapturedGraph(const Stream* s);
+SIMGPU_DRIVER_API Graph* CapturingGraph(const Stream* s);
 SIMGPU_DRIVER_API bool IsGraph(const Graph* g);
 SIMGPU_DRIVER_API bool IsGraphExec(const GraphExec* e);
 SIMGPU_DRIVER_API size_t GraphNodeCount(const Graph* g);

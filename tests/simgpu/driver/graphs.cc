@@ -125,8 +125,6 @@ int CaptureStatus(const Stream* s, unsigned long long* id) {
   return g->invalidated ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
 }
 
-Graph* CapturedGraph(const Stream* s) { return CapturingGraph(s); }
-
 bool IsGraph(const Graph* g) {
   std::lock_guard<std::mutex> lock(g_mu);
   return LiveGraph(g) && !g->capturing;
@@ -159,7 +157,7 @@ cudaError_t InstantiateGraph(Graph* g, GraphExec** exec) {
 cudaError_t LaunchGraph(GraphExec* e, Stream* s, uint32_t corr) {
   // One launch call's host cost for the whole graph: what a graph replay saves.
   WaitUntilNs(NowNs() + GetConfig().launch_host_ns);
-  if (CapturingGraph(s) != nullptr) return RefuseWhileCapturing(s);  // graph nodes in graphs: not modelled
+  if (cudaError_t r = RefuseWhileCapturing(s)) return r;  // graph nodes in graphs: not modelled
   std::vector<GraphNode> nodes;
   uint32_t graph_id;
   {

@@ -55,8 +55,7 @@ double CopyBandwidth(int memcpy_kind, bool pinned);
 
 // ---- stream capture and graphs: what timeline.cc and graphs.cc share ----------------------------
 
-// timeline.cc: the graph `s` is capturing into (NULL when it is not capturing), and setting it.
-Graph* CapturingGraph(const Stream* s);
+// timeline.cc: setting the graph `s` is capturing into (CapturingGraph, driver.h, reads it).
 void SetCapturingGraph(Stream* s, Graph* g);
 bool IsLegacyStream(const Stream* s);
 // cudaSuccess when `s` is not capturing; else invalidates the capture and returns
