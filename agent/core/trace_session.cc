@@ -120,6 +120,7 @@ bool OpenTrace(AgentParts* parts, const std::string& path, int window, std::stri
     options.all_threads = parts->config.sample_all_threads;
     options.stack_depth = parts->config.stack_depth;
     options.blocked_stacks = parts->config.blocked_stacks;
+    options.signals = parts->config.sample_signals;
     std::string note;
     if (sampler->Start(options, &note)) parts->sampler = sampler;
     if (!note.empty()) Log(LogLevel::kWarn, "%s", note.c_str());

@@ -108,8 +108,10 @@ bool Sampler::Start(const SamplerOptions& options, std::string* note) {
       return false;
     }
   }
-  if (options.signals) {
-    use_signals_ = signals_.Install(stacks_, python_, options.stack_depth, note);
+  if (options.signals != SampleSignals::kOff) {
+    const SignalTrigger trigger =
+        options.signals == SampleSignals::kAny ? SignalTrigger::kDirect : SignalTrigger::kUserMode;
+    use_signals_ = signals_.Install(stacks_, python_, options.stack_depth, trigger, note);
   }
   // Untouched until a target uses its part (RSS only for the threads sampled).
   blocked_cache_.reset(new uint64_t[static_cast<size_t>(kMaxTargets) * static_cast<size_t>(options.stack_depth + 1)]);
@@ -177,6 +179,7 @@ void Sampler::Run() {
       signals_.Release(i);
       t.pending = false;
     }
+    signals_.Forget(i);
   }
 }
 
@@ -264,6 +267,7 @@ void Sampler::RefreshTargets(uint64_t tick) {
       t.pending = false;
       abandoned_.fetch_add(1, std::memory_order_relaxed);
     }
+    signals_.Forget(i);
     t.files.Close();
     t.tid = 0;
     --target_count_;
@@ -335,7 +339,12 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
   }
 
   if (stat.state == 'R') {
-    if (t.pending) return;  // the previous signal is still unanswered: it stands for this tick
+    if (t.pending) {
+      // The previous signal is still unanswered: it stands for this tick. A user-mode timer that
+      // has not fired for a whole period means a thread running in the kernel (or blocking our
+      // signal): it gets the sample without a native stack below, and keeps its timer armed.
+      if (signals_.trigger() == SignalTrigger::kDirect || now - t.pending_since < period_ns_) return;
+    }
     // R also covers a thread that is entering a system call and about to block: a signal that
     // lands then makes a non-restartable call (nanosleep, poll, ...) fail with EINTR. Threads
     // that wake up, run briefly and block again (sleep, queue and I/O loops) spend a large part
@@ -343,7 +352,7 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
     // good part of the last period is signalled; the others get a RUNNING sample with their
     // Python frames read from here and no native stack. Nor is one that the syscall file saw
     // blocked a moment before stat said R: it is just waking up.
-    if (use_signals_ && computing && !blocked_call) {
+    if (use_signals_ && computing && !blocked_call && !t.pending) {
       if (signals_.Request(index, t.tid, t.stack_low, t.stack_high)) {
         t.pending = true;
         t.pending_since = now;
@@ -463,8 +472,10 @@ void Sampler::CollectAnswers(bool wait) {
         if (s.time_ns - t.pending_since > budget) late_.fetch_add(1, std::memory_order_relaxed);
         signals_.Release(i);
         t.pending = false;
-      } else if (now - t.pending_since > kAbandonAfterNs) {
-        // Never answered: the thread blocks the signal, or died between stat and the send.
+      } else if (signals_.trigger() == SignalTrigger::kDirect && now - t.pending_since > kAbandonAfterNs) {
+        // Never answered: the thread blocks the signal, or died between stat and the send. (A
+        // user-mode timer stays armed instead: the thread answers when it next runs its own
+        // code, and a thread that blocks the signal holds one notice, never a growing queue.)
         if (signals_.Release(i)) {
           // Answered at the last moment: counted as dropped, simpler than emitting it here.
         }

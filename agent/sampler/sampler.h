@@ -80,7 +80,9 @@ struct SamplerOptions {
   int hz = 100;              // GS_SAMPLE_HZ; 0 disables
   bool all_threads = false;  // GS_SAMPLE_ALL_THREADS
   int stack_depth = 32;      // native frames kept per sample
-  bool signals = true;       // false: no signal ever (running threads get Python frames read remotely)
+  // GS_SAMPLE_SIGNALS: how running threads are signalled for their native stacks
+  // (SignalStackSampler); kOff: never (they get Python frames read remotely).
+  SampleSignals signals = SampleSignals::kUser;
   bool blocked_stacks = true;  // GS_BLOCKED_STACKS: unwind blocked threads' native stacks
 };
 

@@ -1,10 +1,13 @@
 #include "agent/sampler/signal_stack_sampler.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <linux/futex.h>
 #include <link.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -21,6 +24,11 @@ namespace {
 
 struct Slot {
   std::atomic<uint64_t> ticket{0};  // sequence << 2 | SlotState
+  // kUserMode: the perf timer of the thread this slot samples (-1: none), opened by process
+  // `fd_pid` for thread `fd_tid` (a forked child inherits the descriptor of its parent's timer).
+  std::atomic<int> fd{-1};
+  std::atomic<pid_t> fd_pid{0};
+  std::atomic<uint64_t> fd_tid{0};
   uintptr_t stack_low = 0;
   uintptr_t stack_high = 0;
   SignalSample sample;
@@ -160,34 +168,59 @@ void CaptureInto(Slot& slot, const Interrupted& at) {
   }
 }
 
+// Which armed slot does this signal answer, and with which sequence? kDirect: the sampler's own
+// rt_tgsigqueueinfo (SI_QUEUE from this process, slot and sequence in si_value). kUserMode: the
+// kernel's overflow notice of a slot's perf timer (si_code POLL_IN or POLL_HUP, si_fd the timer);
+// it answers whatever that slot has armed now. False for any other sender.
+bool AnsweredSlot(const siginfo_t* info, uint64_t* index, uint64_t* seq) {
+  if (info == nullptr || g_slots == nullptr) return false;
+  const pid_t pid = g_pid.load(std::memory_order_relaxed);
+  if (info->si_code == SI_QUEUE && info->si_pid == pid) {
+    const auto value = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
+    *index = value & 0xffff;
+    *seq = value >> 16;
+    return *index < SignalStackSampler::kSlots;
+  }
+  if ((info->si_code == POLL_IN || info->si_code == POLL_HUP) && info->si_fd >= 0) {
+    for (uint64_t i = 0; i < SignalStackSampler::kSlots; ++i) {
+      const Slot& slot = g_slots[i];
+      if (slot.fd.load(std::memory_order_acquire) != info->si_fd ||
+          slot.fd_pid.load(std::memory_order_relaxed) != pid)
+        continue;
+      *index = i;
+      // A queued notice of a timer since closed can carry a descriptor number reused for
+      // another thread's timer: only the thread the slot samples answers it.
+      if (slot.fd_tid.load(std::memory_order_relaxed) != static_cast<uint64_t>(syscall(SYS_gettid))) return false;
+      *seq = slot.ticket.load(std::memory_order_acquire) >> 2;
+      return true;
+    }
+  }
+  return false;
+}
+
 void OnSampleSignal(int, siginfo_t* info, void* context) {
   const int saved_errno = errno;
-  if (info != nullptr && info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed) &&
-      g_slots != nullptr) {
-    const auto value = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
-    const uint64_t index = value & 0xffff;
-    const uint64_t seq = value >> 16;
-    if (index < SignalStackSampler::kSlots) {
-      Slot& slot = g_slots[index];
-      uint64_t expected = Ticket(seq, SignalStackSampler::kArmed);
-      if (slot.ticket.compare_exchange_strong(expected, Ticket(seq, SignalStackSampler::kWriting),
-                                              std::memory_order_acquire)) {
-        const Interrupted at = FromContext(context);
-        if (InterruptedSyscall(at)) g_eintr_races.fetch_add(1, std::memory_order_relaxed);
-        slot.sample.time_ns = MonotonicNs();
-        slot.sample.cpu = sched_getcpu();  // glibc: the rseq area or the vDSO, no lock
-        slot.sample.syscall_nr = PendingSyscall(at);
-        for (int i = 0; i < 6; ++i) slot.sample.syscall_args[i] = at.args[i];
-        slot.sample.skipped = RingRecorder::CallingThreadInRecord();
-        if (!slot.sample.skipped) {
-          CaptureInto(slot, at);
-        } else {
-          slot.sample.pc_count = slot.sample.python_count = 0;
-        }
-        slot.ticket.store(Ticket(seq, SignalStackSampler::kDone), std::memory_order_release);
-        g_answers.fetch_add(1, std::memory_order_release);
-        syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_answers), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  uint64_t index = 0, seq = 0;
+  if (AnsweredSlot(info, &index, &seq)) {
+    Slot& slot = g_slots[index];
+    uint64_t expected = Ticket(seq, SignalStackSampler::kArmed);
+    if (slot.ticket.compare_exchange_strong(expected, Ticket(seq, SignalStackSampler::kWriting),
+                                            std::memory_order_acquire)) {
+      const Interrupted at = FromContext(context);
+      if (InterruptedSyscall(at)) g_eintr_races.fetch_add(1, std::memory_order_relaxed);
+      slot.sample.time_ns = MonotonicNs();
+      slot.sample.cpu = sched_getcpu();  // glibc: the rseq area or the vDSO, no lock
+      slot.sample.syscall_nr = PendingSyscall(at);
+      for (int i = 0; i < 6; ++i) slot.sample.syscall_args[i] = at.args[i];
+      slot.sample.skipped = RingRecorder::CallingThreadInRecord();
+      if (!slot.sample.skipped) {
+        CaptureInto(slot, at);
+      } else {
+        slot.sample.pc_count = slot.sample.python_count = 0;
       }
+      slot.ticket.store(Ticket(seq, SignalStackSampler::kDone), std::memory_order_release);
+      g_answers.fetch_add(1, std::memory_order_release);
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_answers), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
     }
   }
   errno = saved_errno;
@@ -208,9 +241,56 @@ int FindLoader(dl_phdr_info* info, size_t, void*) {
 
 }  // namespace
 
+namespace {
+
+// A perf timer on thread `tid` (0: the caller) that counts its CPU time and overflows every
+// kTimerPeriodNs of it, but only when the timer interrupt finds the thread in user mode
+// (exclude_kernel: the kernel skips an overflow that would land in kernel mode). Disabled until
+// PERF_EVENT_IOC_REFRESH; never inherited. -1 (errno set) when perf events are unavailable
+// (perf_event_paranoid above 2, a seccomp filter, no CONFIG_PERF_EVENTS) or the thread is gone.
+// 100 µs of the thread's CPU time: how late after Request a computing thread answers (a tick is
+// 10 ms at the default rate), and the one timer interrupt per period that an armed thread which
+// stays in the kernel pays (about 1%). The kernel takes nothing under 10 µs for these timers.
+constexpr uint64_t kTimerPeriodNs = 100000;
+int OpenUserModeTimer(uint64_t tid) {
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof attr);
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = kTimerPeriodNs;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(tid), -1, -1,
+                                  static_cast<unsigned long>(PERF_FLAG_FD_CLOEXEC)));
+}
+
+// Makes each overflow of `fd` send `sig` to thread `tid` (si_fd = fd): F_SETSIG, then the owner,
+// then O_ASYNC, so no notice can go out before the signal and the owner are set.
+bool RouteOverflowsToThread(int fd, uint64_t tid, int sig) {
+  f_owner_ex owner{F_OWNER_TID, static_cast<pid_t>(tid)};
+  const int flags = fcntl(fd, F_GETFL);
+  return flags >= 0 && fcntl(fd, F_SETSIG, sig) == 0 && fcntl(fd, F_SETOWN_EX, &owner) == 0 &&
+         fcntl(fd, F_SETFL, flags | O_ASYNC) == 0;
+}
+
+}  // namespace
+
 bool SignalStackSampler::Install(const StackCapturer* stacks, PythonStackReader* python, int depth,
-                                 std::string* note) {
+                                 SignalTrigger trigger, std::string* note) {
   if (signal_ != 0) return true;
+  if (trigger == SignalTrigger::kUserMode) {
+    const int probe = OpenUserModeTimer(0);
+    if (probe < 0) {
+      *note = std::string("sampler: perf events are unavailable (") + std::strerror(errno) +
+              "); running threads are sampled without native stacks (GS_SAMPLE_SIGNALS=any signals "
+              "them directly, at the risk of an EINTR in a call they are entering)";
+      return false;
+    }
+    close(probe);
+  }
+  trigger_ = trigger;
   if (g_slots == nullptr) {
     void* memory = mmap(nullptr, sizeof(Slot) * kSlots, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -266,6 +346,32 @@ bool SignalStackSampler::Request(int index, uint64_t tid, uintptr_t stack_low, u
   const uint64_t seq = ++g_sequence & ((uint64_t{1} << 46) - 1);
   slot.stack_low = stack_low;
   slot.stack_high = stack_high;
+  if (trigger_ == SignalTrigger::kUserMode) {
+    const pid_t pid = getpid();
+    if (slot.fd_pid.load(std::memory_order_relaxed) != pid) {
+      // Inherited through fork: the parent's timer. The child may already have closed or reused
+      // that descriptor number, so it is dropped, never closed.
+      slot.fd.store(-1, std::memory_order_release);
+    }
+    if (slot.fd.load(std::memory_order_relaxed) < 0 || slot.fd_tid.load(std::memory_order_relaxed) != tid) {
+      Forget(index);
+      const int fd = OpenUserModeTimer(tid);
+      if (fd < 0) return false;
+      if (!RouteOverflowsToThread(fd, tid, signal_)) {
+        close(fd);
+        return false;
+      }
+      slot.fd_tid.store(tid, std::memory_order_relaxed);
+      slot.fd_pid.store(pid, std::memory_order_relaxed);
+      slot.fd.store(fd, std::memory_order_release);
+    }
+    slot.ticket.store(Ticket(seq, kArmed), std::memory_order_release);
+    if (ioctl(slot.fd.load(std::memory_order_relaxed), PERF_EVENT_IOC_REFRESH, 1) != 0) {
+      slot.ticket.store(Ticket(0, kFree), std::memory_order_release);
+      return false;
+    }
+    return true;
+  }
   slot.ticket.store(Ticket(seq, kArmed), std::memory_order_release);
   siginfo_t info;
   std::memset(&info, 0, sizeof info);
@@ -296,9 +402,22 @@ bool SignalStackSampler::Release(int index) {
       sched_yield();
       continue;
     }
-    if (slot.ticket.compare_exchange_strong(t, Ticket(0, kFree), std::memory_order_acq_rel))
+    if (slot.ticket.compare_exchange_strong(t, Ticket(0, kFree), std::memory_order_acq_rel)) {
+      // An abandoned timer stops here (an answered one disabled itself at its one overflow).
+      const int fd = slot.fd.load(std::memory_order_relaxed);
+      if (state == kArmed && fd >= 0 && slot.fd_pid.load(std::memory_order_relaxed) == getpid())
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
       return state == kDone;
+    }
   }
+}
+
+void SignalStackSampler::Forget(int index) {
+  if (g_slots == nullptr || index < 0 || index >= kSlots) return;
+  Slot& slot = g_slots[index];
+  const int fd = slot.fd.exchange(-1, std::memory_order_acq_rel);
+  if (fd >= 0 && slot.fd_pid.load(std::memory_order_relaxed) == getpid()) close(fd);
+  slot.fd_tid.store(0, std::memory_order_relaxed);
 }
 
 uint32_t SignalStackSampler::AnswerCount() const { return g_answers.load(std::memory_order_acquire); }

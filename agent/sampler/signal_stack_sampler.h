@@ -1,18 +1,29 @@
 // signal_stack_sampler.h — native and Python stacks of RUNNING threads, captured by the threads
 // themselves in a signal handler that the sampler thread triggers.
 //
-// Why signals only for running threads: a handler that runs while a thread is blocked in a
-// system call makes the kernel end that call with EINTR whenever it is not restartable
-// (nanosleep, poll/epoll/select, futex with a timeout, ...), even with SA_RESTART. Code that does
-// not retry would see a failure the application never had. A thread whose /proc stat said R is
-// executing user code or is preempted; the signal is delivered on its way back to user mode,
-// before it can start another system call. The remaining window is a thread that read as R while
-// already inside the entry of a system call that is about to block (a few hundred ns per blocking
-// call); the handler notices an interrupted syscall and counts it (eintr_races()). The Sampler
-// narrows it further by signalling only threads that were computing for a good part of the last
-// period (a sleep/wait loop is R mostly in those transitions). It cannot be closed from outside
-// the thread: the kernel does not say whether a running thread is in user or kernel mode, and a
-// handler cannot restart the call (the syscall number is gone, and sigreturn voids restart_block).
+// Why the signal must come from user mode: a handler that runs while a thread is blocked in a
+// system call, or is entering one, makes the kernel end that call with EINTR whenever it is not
+// restartable (nanosleep, poll/epoll/select, futex with a timeout, ...), even with SA_RESTART.
+// Code that does not retry would see a failure the application never had. A thread's /proc stat
+// R cannot tell user code from the entry of a system call that is about to block, and a handler
+// cannot restart the call (the syscall number is gone, and sigreturn voids restart_block). So
+// there are two triggers:
+//   kUserMode (GS_SAMPLE_SIGNALS=user, the default): each sampled thread has a perf timer on its
+//     own CPU time (PERF_COUNT_SW_TASK_CLOCK, exclude_kernel). Request enables it for one
+//     overflow (PERF_EVENT_IOC_REFRESH 1); the kernel takes an overflow only when its timer
+//     interrupt finds the thread in user mode, and the overflow's notice (F_SETSIG, owner the
+//     thread: F_SETOWN_EX F_OWNER_TID) is queued before the thread returns to user mode, so
+//     the handler runs before the thread's next instruction: never inside, nor on the way into,
+//     a system call. A thread that blocks first answers when it next runs its own code; a
+//     computing one within 100 µs of its CPU time (the timer's period).
+//     One residue, in the kernel's F_SETSIG code: a notice that cannot be queued because the
+//     user's whole pending-signal quota (RLIMIT_SIGPENDING) is used up becomes a plain SIGIO.
+//     At most one notice per sampled thread is ever outstanding.
+//   kDirect (GS_SAMPLE_SIGNALS=any): the sampler sends the signal (rt_tgsigqueueinfo) to a thread
+//     that /proc said was R. Works without perf events; a thread that was entering a blocking
+//     call when the signal landed gets EINTR (the handler counts those: eintr_races()). The
+//     Sampler narrows that window by signalling only threads that were computing for a good
+//     part of the last period.
 //
 // Why a mailbox and not the thread's own ring: the handler writes only into a slot the sampler
 // armed for it (slot index and sequence travel in the signal's si_value), never into the API-call
@@ -24,7 +35,9 @@
 // The signal: the highest real-time signal whose disposition is SIG_DFL at Install (the
 // application's handlers are never replaced; glibc/NPTL's reserved ones are below SIGRTMIN);
 // later Installs in the process (the next trace window) reuse it while it is still ours.
-// Sent with rt_tgsigqueueinfo (si_code SI_QUEUE, si_pid = our pid); the handler ignores any other
+// kDirect sends it with rt_tgsigqueueinfo (si_code SI_QUEUE, si_pid = our pid, slot and
+// sequence in si_value); kUserMode's notices carry si_code POLL_IN/POLL_HUP and si_fd, the slot's
+// timer, and only the thread that timer watches answers them. The handler ignores any other
 // sender. SA_RESTART|SA_SIGINFO|SA_ONSTACK, errno saved and restored. If the application later
 // installs its own handler on that signal, StillInstalled() turns false and the sampler stops
 // signalling (states only).
@@ -71,6 +84,8 @@ struct SignalSample {
   PythonFrameRef python[kMaxPython];
 };
 
+enum class SignalTrigger { kUserMode, kDirect };
+
 class SignalStackSampler {
  public:
   static constexpr int kSlots = 256;
@@ -79,14 +94,18 @@ class SignalStackSampler {
   // Chooses the signal and installs the handler. `stacks`/`python` (either may be null) must
   // outlive every signal. `depth`: native frames kept (1..128). False (with *note) when no
   // real-time signal is free or the mapping fails.
-  bool Install(const StackCapturer* stacks, PythonStackReader* python, int depth, std::string* note);
+  // kUserMode also needs perf events: false (with *note) where they are unavailable.
+  bool Install(const StackCapturer* stacks, PythonStackReader* python, int depth, SignalTrigger trigger,
+               std::string* note);
   bool installed() const { return signal_ != 0; }
+  SignalTrigger trigger() const { return trigger_; }
   int signal_number() const { return signal_; }
   // One sigaction query: is our handler still the one the kernel calls?
   bool StillInstalled() const;
 
-  // Arms `slot` (must be kFree) and sends the signal to thread `tid` of this process.
-  // `stack_low/high`: the thread's stack (fp mode; 0/0 unknown). False if the send failed.
+  // Arms `slot` (must be kFree) for thread `tid` of this process: kDirect sends the signal now,
+  // kUserMode enables the slot's timer on `tid` (opened at the first Request for that thread).
+  // `stack_low/high`: the thread's stack (fp mode; 0/0 unknown). False if that failed.
   bool Request(int slot, uint64_t tid, uintptr_t stack_low, uintptr_t stack_high);
   SlotState State(int slot) const;
   // Valid while State(slot) == kDone, until Release.
@@ -94,6 +113,8 @@ class SignalStackSampler {
   // Frees a kDone slot, or abandons a kArmed one (a late handler then does nothing); waits for
   // a handler that is writing. Returns true if the slot had been answered.
   bool Release(int slot);
+  // Closes the slot's timer (kUserMode): its thread is no longer sampled, or the sampler stops.
+  void Forget(int slot);
 
   // Blocks until some handler answered after `*seen` was read, or `timeout_ns` passed: the
   // handler bumps a counter and wakes the sampler with FUTEX_WAKE (async-signal-safe), so the
@@ -106,6 +127,7 @@ class SignalStackSampler {
 
  private:
   int signal_ = 0;
+  SignalTrigger trigger_ = SignalTrigger::kUserMode;
 };
 
 }  // namespace gs

@@ -23,6 +23,7 @@ namespace gs {
 enum class StackMode : int { kNone = 0, kFramePointer = 1, kUnwind = 2 };
 enum class CuptiMode : int { kAuto = 0, kOff = 1 };
 enum class ClockSource : int { kAuto = 0, kSystem = 1 };
+enum class SampleSignals : int { kUser = 0, kAny = 1, kOff = 2 };
 // LogLevel (log.h) has quiet|warn|info|debug in that order.
 
 // Where the process sits in a job, from the launchers' own variables (torchrun, SLURM, Open MPI,

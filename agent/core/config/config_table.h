@@ -40,6 +40,12 @@
   X(sample_all_threads, bool, kBool, GS_SAMPLE_ALL_THREADS, "0", 0, 0, "",                       \
     "0: sample the threads that issue CUDA work; 1: every thread of the process (input "          \
     "threads, loaders) except the agent's own.")                                                 \
+  X(sample_signals, SampleSignals, kEnum, GS_SAMPLE_SIGNALS, "user", 0, 0, "user|any|off",        \
+    "How a running sampled thread's native stack is taken: user (a signal the kernel raises "    \
+    "only while the thread runs its own code, from a per-thread perf timer: no system call is "  \
+    "ever interrupted; without perf events, no native stack), any (the sampler signals the "     \
+    "thread: works without perf events, but a thread entering a blocking call such as "         \
+    "nanosleep or poll can get EINTR), off (no signals).")                                       \
   X(blocked_stacks, bool, kBool, GS_BLOCKED_STACKS, "1", 0, 0, "",                               \
     "1: a sampled thread blocked in a system call gets its whole native stack, unwound by the "  \
     "sampler thread over a copy of its stack (no signal); 0: only the blocking libc function.")  \
