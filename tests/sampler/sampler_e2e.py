@@ -9,7 +9,8 @@ then under LD_PRELOAD=libgsagent.so with GS_SAMPLE_HZ (1000 by default). Checks:
   * in each phase (its middle 80%: the edges belong to the phase before/after), on the main
     thread: at least 80% of the samples carry the phase's state (IDLE for sleeps, IO_WAIT for
     pipe/socket reads, LOCK_WAIT for queue/condition/semaphore waits, RUNNING for the busy loop),
-    and at least 80% name the phase's function in their stack;
+    and at least 80% name the phase's function in their stack (for the C++ busy loop, only where
+    the machine allows perf events: the agent's warning says when it does not);
   * C++ phases that block (sleeps, bookkeeping after a readback, reads, waits): at least 90% of
     the samples in the phase's state carry a native stack that holds the function that blocked
     and goes on down to main (the sampler unwinds blocked threads without signalling them).
@@ -62,7 +63,7 @@ def run(cmd, env, label):
     if p.returncode != 0:
         print("--- %s stdout ---\n%s--- %s stderr ---\n%s" % (label, p.stdout, label, p.stderr))
     check(p.returncode == 0, "%s exited with %d" % (label, p.returncode))
-    return p.stdout, p.returncode
+    return p.stdout, p.returncode, p.stderr
 
 
 def parse(out):
@@ -104,9 +105,15 @@ def main():
     env["LD_LIBRARY_PATH"] = a.simgpu_lib
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("LD_PRELOAD", None)
-    base_out, base_rc = run(cmd, env, "run without the agent")
+    base_out, base_rc, _ = run(cmd, env, "run without the agent")
     env.update({"LD_PRELOAD": a.agent, "GS_OUTPUT": trace, "GS_SAMPLE_HZ": str(a.hz)})
-    agent_out, agent_rc = run(cmd, env, "run with GS_SAMPLE_HZ=%d" % a.hz)
+    agent_out, agent_rc, agent_err = run(cmd, env, "run with GS_SAMPLE_HZ=%d" % a.hz)
+    # A running C++ thread's function is only in its native stack, which takes a perf timer
+    # (GS_SAMPLE_SIGNALS=user); where this machine refuses perf events the agent says so, and
+    # that one check cannot be made here.
+    no_running_stacks = a.kind == "cpp" and "perf events are unavailable" in agent_err
+    if no_running_stacks:
+        print("NOTE: perf events unavailable here; running samples are not checked for %s" % CPP_PHASES["busy"][1])
     if base_rc != 0 or agent_rc != 0:
         return exit_status()
     _, _, base_results = parse(base_out)
@@ -146,7 +153,7 @@ def main():
             continue
         check(right >= MIN_SHARE * n, "phase %s: %d of %d samples say %s (want >= %d%%)" % (
             name, right, n, NAMES[state], MIN_SHARE * 100))
-        if function:
+        if function and not (no_running_stacks and state == RUNNING):
             example = next((s["stack"] for s in inside if function not in s["stack"]), "")
             check(named >= MIN_SHARE * n, "phase %s: %d of %d samples name %s in their stack; e.g. %s" % (
                 name, named, n, function, example[:300]))
