@@ -109,20 +109,25 @@ bool KernelClockIsTsc() {
   return n >= 3 && std::strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 }
 
-// A pair whose clock_gettime was not interrupted (a preempted read would misplace it): the TSC
-// read before the clock read, at most ~1.5 µs apart at 2.6 GHz; else skipped.
+// One (TSC, clock_gettime) pair: the tightest of eight reads (the TSC read just before and just
+// after the clock read), placed at the midpoint of its two TSC reads; none when every read took
+// more than ~1.5 µs at 2.6 GHz (preempted, or the VM descheduled). A pair placed at the first TSC
+// read of any read that came along misplaced it by up to that window, ~1 µs on a loaded VM, and
+// the first line's slope (fitted over kMinBaselineNs) carried that as hundreds of ppm: trace
+// timestamps up to a few µs off the kernel's clock in a process's first tens of ms.
 bool TakePair(uint64_t* tsc, uint64_t* ns) {
-  for (int i = 0; i < 4; ++i) {
+  uint64_t best = ~uint64_t{0};
+  for (int i = 0; i < 8; ++i) {
     const uint64_t t1 = ReadTscOrdered();
     const uint64_t n = SystemMonotonicNs();
     const uint64_t t2 = ReadTscOrdered();
-    if (t2 - t1 < 4000) {
-      *tsc = t1;
+    if (t2 - t1 < best) {
+      best = t2 - t1;
+      *tsc = t1 + (t2 - t1) / 2;
       *ns = n;
-      return true;
     }
   }
-  return false;
+  return best < 4000;
 }
 
 }  // namespace
