@@ -40,10 +40,12 @@ gs::CaptureSource* MakeSourceForShim(const gs::Config& config) {
   return source;
 }
 
-// Names for the trace's API function table. For CUPTI cbids outside the table the trace keeps
-// the raw id (the writer writes no name for nullptr).
+// Names for the trace's API function table: the tables' names, else CUPTI's for its cbids
+// outside them (runtime calls recorded as "other"); else the trace keeps the raw id (the writer
+// writes no name for nullptr).
 const char* ApiNameForTrace(gs::ApiSource source, uint16_t api_id) {
-  return gs::CudaApiName(source, api_id);
+  const char* name = gs::CudaApiName(source, api_id);
+  return name != nullptr ? name : gs::CuptiSession::CallbackName(source, api_id);
 }
 
 // Under LD_PRELOAD, also ask the driver to call our InitializeInjection at cuInit

@@ -99,7 +99,9 @@ TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnThe
   const Call* rt_launch = nullptr;
   for (const Call& c : calls) {
     if (c.source == ApiSource::kCuptiDriverCallback) driver.push_back(c.name);
-    if (c.source == ApiSource::kCuptiCallback) runtime.push_back(c.name);
+    // Runtime calls outside the table (cudaStreamCreate) are recorded too when they last 10 µs
+    // or more, which a first call may or may not: cupti_other_calls_test.cc checks those.
+    if (c.source == ApiSource::kCuptiCallback && c.api_class != ApiClass::kOther) runtime.push_back(c.name);
     if (c.name == "cuLaunchKernelEx") launch_ex = &c;
     if (c.name == "cuMemcpyHtoDAsync_v2") copy = &c;
     if (c.name == "cudaLaunchKernel") rt_launch = &c;

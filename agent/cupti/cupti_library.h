@@ -35,6 +35,8 @@ namespace gs {
   X(cuptiSubscribe_v2, false)                          \
   X(cuptiUnsubscribe, true)                            \
   X(cuptiEnableCallback, true)                         \
+  X(cuptiEnableDomain, false)                          \
+  X(cuptiGetCallbackName, false)                       \
   X(cuptiActivityEnable, true)                         \
   X(cuptiActivityDisable, true)                        \
   X(cuptiActivityRegisterCallbacks, true)              \

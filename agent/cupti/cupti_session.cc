@@ -1,6 +1,7 @@
 // cupti_session.cc
 #include "agent/cupti/cupti_session.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "agent/core/clock.h"
@@ -30,12 +31,43 @@ bool IsEssential(CUpti_ActivityKind kind) {
   return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_MEMCPY;
 }
 
+// Runtime calls left out of the whole-domain subscription (EnableApiCallbacks).
+constexpr CUpti_CallbackId kStateReadingCalls[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,     CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,        CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorString_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorName_v6050,     CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+};
+
 // The call's return value (cudaError_t or CUresult) at API_EXIT.
 int CallResult(const CUpti_CallbackData& data) {
   return data.functionReturnValue != nullptr ? *static_cast<const int*>(data.functionReturnValue) : 0;
 }
 
+// The loaded CUPTI's cuptiGetCallbackName, for CallbackName (set by Start, never cleared: the
+// library stays loaded).
+std::atomic<decltype(&::cuptiGetCallbackName)> g_callback_name{nullptr};
+
 }  // namespace
+
+const char* CuptiSession::CallbackName(ApiSource source, uint16_t cbid) {
+  const auto name_of = g_callback_name.load(std::memory_order_acquire);
+  if (name_of == nullptr || source == ApiSource::kInterposer) return nullptr;
+  const CUpti_CallbackDomain domain =
+      source == ApiSource::kCuptiDriverCallback ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  const char* name = nullptr;
+  if (name_of(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr || name[0] == '\0') return nullptr;
+  thread_local char buffer[128];
+  size_t n = std::strlen(name);
+  // "_v" and digits at the end: the version CUPTI appends to runtime names.
+  size_t cut = n;
+  while (cut > 0 && name[cut - 1] >= '0' && name[cut - 1] <= '9') --cut;
+  if (cut < n && cut >= 2 && name[cut - 1] == 'v' && name[cut - 2] == '_') n = cut - 2;
+  if (n >= sizeof buffer) n = sizeof buffer - 1;
+  std::memcpy(buffer, name, n);
+  buffer[n] = '\0';
+  return buffer;
+}
 
 std::string CuptiSession::ResultName(CUptiResult result) const {
   const char* text = nullptr;
@@ -55,6 +87,7 @@ bool CuptiSession::Start(Recorder& recorder, const Options& options, Failure* fa
     return false;
   }
   const CuptiFunctions& fn = library_.fn;
+  if (fn.cuptiGetCallbackName != nullptr) g_callback_name.store(fn.cuptiGetCallbackName, std::memory_order_release);
   // The timestamp callback must precede cuptiActivityEnable (cupti_activity.h: "should be done
   // before any of the CUPTI activity kinds are enabled").
   if (fn.cuptiActivityRegisterTimestampCallback == nullptr) {
@@ -152,14 +185,31 @@ void CuptiSession::Stop() {
 }
 
 void CuptiSession::EnableApiCallbacks(bool enable) {
-  for (size_t i = 0; i < kCudaApiCount; ++i) {
-    const CudaApiInfo& info = kCudaApiInfo[i];
-    if (!info.recorded) continue;
-    library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, info.cupti_cbid);
+  // The whole runtime domain: a thread inside cudaFuncSetAttribute, cudaStreamGetCaptureInfo or
+  // cudaGetDeviceProperties is in CUDA, not doing host work (HandleRuntimeCallback).
+  if (options_.other_calls_min_ns >= 0 && library_.fn.cuptiEnableDomain != nullptr &&
+      library_.fn.cuptiEnableDomain(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS) {
+    // Except the calls that only read the runtime's per-thread state or a version: a framework
+    // makes them around every launch (cudaGetLastError after each, cudaGetDevice), they never
+    // wait, and two callbacks each would cost more than the call (~45 ns on simgpu, BENCHMARKS.md).
+    if (enable) {
+      for (const CUpti_CallbackId cbid : kStateReadingCalls)
+        library_.fn.cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    }
+  } else {
+    EnableTableRuntimeCallbacks(enable);
   }
   for (size_t i = 0; i < kCudaDriverApiCount; ++i) {
     library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
                                     kCudaDriverApiInfo[i].cupti_cbid);
+  }
+}
+
+void CuptiSession::EnableTableRuntimeCallbacks(bool enable) {
+  for (size_t i = 0; i < kCudaApiCount; ++i) {
+    const CudaApiInfo& info = kCudaApiInfo[i];
+    if (!info.recorded) continue;
+    library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, info.cupti_cbid);
   }
 }
 
@@ -277,7 +327,22 @@ void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_Call
   thread.cupti_call_correlation = 0;
   const uint64_t exit_ns = MonotonicNs();
   CudaApi api;
-  if (!CudaApiFromCupti(cbid, &api)) return;
+  if (!CudaApiFromCupti(cbid, &api)) {
+    // Outside the table: no facts, no effect, class "other". Most such calls are short and
+    // frequent (cudaGetLastError after every launch, cudaGetDevice, cudaStreamIsCapturing): a
+    // record each would cost more than they take and hold no gap, so below the threshold they
+    // are only counted.
+    const uint64_t enter_ns =
+        data->correlationData != nullptr && *data->correlationData != 0 ? *data->correlationData : exit_ns;
+    if (recorder_ == nullptr) return;
+    if (static_cast<int64_t>(exit_ns - enter_ns) < options_.other_calls_min_ns) {
+      recorder_->CountUnrecordedCall(exit_ns - enter_ns);
+      return;
+    }
+    const CudaApiInfo other{nullptr, cbid, ApiClass::kOther, 0, CudaApiEffect::kNone, true};
+    FinishCall(other, CudaCallFacts{}, CallResult(*data), *data, ApiSource::kCuptiCallback, cbid, exit_ns, site);
+    return;
+  }
   const int result = CallResult(*data);
   const CudaCallFacts facts = CudaFactsFromCuptiParams(api, data->functionParams, result == 0);
   FinishCall(InfoOf(api), facts, result, *data, ApiSource::kCuptiCallback, cbid, exit_ns, site);

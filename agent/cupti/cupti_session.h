@@ -44,6 +44,9 @@ class CuptiSession {
     size_t buffer_bytes = 2u << 20;    // bytes per buffer (CUPTI recommends 1-10 MiB)
     uint32_t flush_period_ms = 100;    // cuptiActivityFlushPeriod: bounds how long records wait
     bool capture_stacks = true;        // for calls recorded from callbacks
+    // Runtime calls outside cuda_api.def (GS_OTHER_CALLS_MIN_US): recorded, as class "other",
+    // when they last at least this long; shorter ones only counted. -1: not subscribed to.
+    int64_t other_calls_min_ns = 10000;
   };
 
   // Why Start failed, for the one `gpustall:` line and the trace's capture mode.
@@ -81,11 +84,20 @@ class CuptiSession {
   // clears it.
   static uint32_t TakeCorrelationId();
 
+  // The trace's name of a CUPTI runtime or driver cbid that cuda_api.def and cuda_driver_api.def
+  // do not have, from the loaded CUPTI's cuptiGetCallbackName without its version suffix
+  // ("cudaFuncSetAttribute_v9000" -> "cudaFuncSetAttribute"); nullptr when no CUPTI was loaded
+  // or it has no name. For the writer thread (the result lives in a thread-local buffer until
+  // the next call).
+  static const char* CallbackName(ApiSource source, uint16_t cbid);
+
  private:
   enum State : int { kIdle = 0, kRunning = 1, kStopped = 2, kDead = 3, kPaused = 4 };
-  // Callbacks on/off for every recorded runtime function of the shim's table and every driver
-  // function of cuda_driver_api.def.
+  // Callbacks on/off for every recorded runtime function of the shim's table (the whole runtime
+  // domain while other calls are recorded, Options::other_calls_min_ns) and every driver function
+  // of cuda_driver_api.def.
   void EnableApiCallbacks(bool enable);
+  void EnableTableRuntimeCallbacks(bool enable);
 
   __attribute__((noinline)) static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                                             CUpti_CallbackId cbid, const void* cbdata);

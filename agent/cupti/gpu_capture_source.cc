@@ -93,6 +93,8 @@ CaptureSource* MakeGpuCaptureSource(const Config& config) {
   options.use_cupti = config.cupti != CuptiMode::kOff;
   options.cupti.library_path = config.cupti_library;
   options.cupti.capture_stacks = config.stacks != StackMode::kNone;
+  options.cupti.other_calls_min_ns =
+      config.other_calls_min_us < 0 ? -1 : static_cast<int64_t>(config.other_calls_min_us) * 1000;
   // Owned by the Agent, never deleted (CUPTI's thread may call into it until exit).
   return new GpuCaptureSource(options);
 }

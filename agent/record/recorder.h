@@ -61,6 +61,9 @@ class Recorder {
 
   // Counters the capture side cannot avoid losing (CUPTI's dropped records, fallback overflow).
   virtual void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) = 0;
+  // A CUDA call seen but deliberately not recorded (shorter than the capture side's threshold),
+  // `ns` long: counted so the trace says how much time such calls held.
+  virtual void CountUnrecordedCall(uint64_t ns) { (void)ns; }
 
   // What the capture side could and could not see, written into the trace ("mode").
   // `what` is a short static string, e.g. "cupti" or "interposition: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (held by: nsys)".

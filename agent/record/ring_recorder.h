@@ -84,6 +84,10 @@ class RingRecorder final : public Recorder {
                       bool any_thread) override;
   void RecordGpuActivity(const GpuActivityEvent& activity) override;
   void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) override;
+  void CountUnrecordedCall(uint64_t ns) override {
+    unrecorded_calls_.fetch_add(1, std::memory_order_relaxed);
+    unrecorded_call_ns_.fetch_add(ns, std::memory_order_relaxed);
+  }
   void SetCaptureMode(const char* mode, const char* detail) override;
 
   // --- control path ---
@@ -101,6 +105,8 @@ class RingRecorder final : public Recorder {
   int stack_depth() const { return depth_; }
   uint64_t cupti_dropped() const { return cupti_dropped_.load(std::memory_order_relaxed); }
   uint64_t other_dropped() const { return other_dropped_.load(std::memory_order_relaxed); }
+  uint64_t unrecorded_calls() const { return unrecorded_calls_.load(std::memory_order_relaxed); }
+  uint64_t unrecorded_call_ns() const { return unrecorded_call_ns_.load(std::memory_order_relaxed); }
   // The capture mode, if it changed since the last call (returns false otherwise).
   bool TakeCaptureMode(std::string* mode, std::string* detail);
   // True while the calling thread is inside a Record* call (its reentrancy flag). For the
@@ -139,6 +145,8 @@ class RingRecorder final : public Recorder {
   ActivityBuffer activities_;
   std::atomic<uint64_t> cupti_dropped_{0};
   std::atomic<uint64_t> other_dropped_{0};
+  std::atomic<uint64_t> unrecorded_calls_{0};
+  std::atomic<uint64_t> unrecorded_call_ns_{0};
   std::mutex mode_mu_;
   std::string mode_, detail_;  // guarded by mode_mu_
   bool mode_changed_ = false;  // guarded by mode_mu_

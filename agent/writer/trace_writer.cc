@@ -410,6 +410,10 @@ void TraceWriter::FillStats(pb::Stats* stats) {
   stats->set_samples_dropped(since_start(stats->samples_dropped(), baseline_.samples_dropped()));
   stats->set_activities_without_time(
       since_start(stats->activities_without_time(), baseline_.activities_without_time()));
+  stats->set_short_calls_unrecorded(
+      since_start(stats->short_calls_unrecorded(), baseline_.short_calls_unrecorded()));
+  stats->set_short_calls_unrecorded_ns(
+      since_start(stats->short_calls_unrecorded_ns(), baseline_.short_calls_unrecorded_ns()));
 }
 
 void TraceWriter::FillProcessStats(pb::Stats* stats) {
@@ -423,6 +427,8 @@ void TraceWriter::FillProcessStats(pb::Stats* stats) {
   stats->set_host_waits_recorded(host_waits_);
   stats->set_ring_dropped(ring_dropped);
   stats->set_cupti_dropped(recorder_->cupti_dropped());
+  stats->set_short_calls_unrecorded(recorder_->unrecorded_calls());
+  stats->set_short_calls_unrecorded_ns(recorder_->unrecorded_call_ns());
   uint64_t python_dropped = 0;
   if (const PythonStackReader* python = recorder_->python(); python != nullptr && python->enabled()) {
     // Python frames whose code object could not be stored (they read "<unknown>").

@@ -75,6 +75,8 @@ void PrintStats(std::ostream& out, const std::string& what, const pb::Stats& s) 
       << " other_dropped=" << s.other_dropped() << " samples_dropped=" << s.samples_dropped()
       << " stacks_truncated=" << s.stacks_truncated()
       << " activities_without_time=" << s.activities_without_time()
+      << " short_calls_unrecorded=" << s.short_calls_unrecorded()
+      << " short_calls_unrecorded_ns=" << s.short_calls_unrecorded_ns()
       << " bytes_written=" << s.bytes_written() << " chunks_written=" << s.chunks_written()
       << " write_errors=" << s.write_errors() << " memory_bound=" << s.memory_bound_bytes()
       << " memory_used=" << s.memory_used_bytes() << "\n";

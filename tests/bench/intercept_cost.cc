@@ -4,9 +4,10 @@
 // which the agent records from CUPTI's driver callback: simgpu answers either without device work)
 // N times at a chosen stack depth and prints ns per call. With `graph`, the call is a
 // cudaGraphLaunch of a captured one-kernel graph (a 1 us kernel: the device keeps up between
-// bursts).
+// bursts). With `other`, cudaStreamIsCapturing: a runtime call outside the agent's table, which
+// CUPTI's runtime domain reports and the agent only counts (shorter than GS_OTHER_CALLS_MIN_US).
 //
-//   intercept_cost [ITERATIONS] [DEPTH] [REPEATS] [runtime|driver|graph] tests/bench/run_intercept_bench
+//   intercept_cost [ITERATIONS] [DEPTH] [REPEATS] [runtime|driver|graph|other] tests/bench/run_intercept_bench
 // runs this binary with and without LD_PRELOAD=libgsagent.so, interleaved, in one go, so that the
 // difference is the agent's cost and machine noise hits both sides alike.
 //
@@ -30,7 +31,7 @@
 
 namespace {
 
-enum class Call { kRuntime, kDriver, kGraph };
+enum class Call { kRuntime, kDriver, kGraph, kOther };
 
 // Recurses `depth` frames before running the loop, so a stack capture has that many frames to walk.
 __attribute__((noinline)) double TimedLoop(int depth, cudaStream_t stream, Call what, cudaGraphExec_t graph,
@@ -55,6 +56,11 @@ __attribute__((noinline)) double TimedLoop(int depth, cudaStream_t stream, Call 
       for (long i = 0; i < n; ++i) {
         if (cudaGraphLaunch(graph, stream) != cudaSuccess) std::abort();
       }
+    } else if (what == Call::kOther) {
+      for (long i = 0; i < n; ++i) {
+        cudaStreamCaptureStatus status;
+        if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) std::abort();
+      }
     } else {
       for (long i = 0; i < n; ++i) {
         if (cudaStreamQuery(stream) != cudaSuccess) std::abort();
@@ -76,6 +82,7 @@ int main(int argc, char** argv) {
   int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
   const Call what = argc > 4 && std::strcmp(argv[4], "driver") == 0  ? Call::kDriver
                     : argc > 4 && std::strcmp(argv[4], "graph") == 0 ? Call::kGraph
+                    : argc > 4 && std::strcmp(argv[4], "other") == 0 ? Call::kOther
                                                                      : Call::kRuntime;
   cudaStream_t stream;
   cudaGraphExec_t graph = nullptr;
