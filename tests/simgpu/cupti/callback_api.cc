@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -223,6 +224,55 @@ void DispatchApiCallback(const SimgpuApiCallback& cb) {
     FireInsideCallAtExit(s, cb);
     Fire(s, domain, cb.cbid, &data);
   }
+}
+
+namespace {
+std::mutex g_graph_ids_mu;
+std::unordered_map<const void*, uint64_t>& GraphNodeIds() {
+  static auto* ids = new std::unordered_map<const void*, uint64_t>;
+  return *ids;
+}
+std::unordered_map<const void*, uint32_t>& GraphIds() {
+  static auto* ids = new std::unordered_map<const void*, uint32_t>;
+  return *ids;
+}
+}  // namespace
+
+void DispatchGraphNodeEvent(const SimgpuGraphNodeEvent& ev) {
+  {
+    std::lock_guard<std::mutex> lock(g_graph_ids_mu);
+    GraphNodeIds()[ev.node] = ev.node_id;
+    if (ev.original_node != nullptr) GraphNodeIds()[ev.original_node] = ev.original_node_id;
+    GraphIds()[ev.graph] = ev.graph_id;
+  }
+  CUpti_Subscriber_st* s = g_current.load(std::memory_order_acquire);
+  if (s == nullptr) return;
+  CUpti_GraphData graph{};
+  graph.graph = static_cast<CUgraph>(ev.graph);
+  graph.node = static_cast<CUgraphNode>(ev.node);
+  graph.originalNode = static_cast<CUgraphNode>(ev.original_node);
+  graph.nodeType = static_cast<CUgraphNodeType>(ev.node_type);
+  graph.graphExec = static_cast<CUgraphExec>(ev.graph_exec);
+  CUpti_ResourceData res{};
+  res.context = static_cast<CUcontext>(ev.context);
+  res.resourceDescriptor = &graph;
+  Fire(s, CUPTI_CB_DOMAIN_RESOURCE, ev.cbid, &res);
+}
+
+bool LookupGraphNodeId(const void* node, uint64_t* id) {
+  std::lock_guard<std::mutex> lock(g_graph_ids_mu);
+  auto it = GraphNodeIds().find(node);
+  if (it == GraphNodeIds().end()) return false;
+  *id = it->second;
+  return true;
+}
+
+bool LookupGraphId(const void* graph, uint32_t* id) {
+  std::lock_guard<std::mutex> lock(g_graph_ids_mu);
+  auto it = GraphIds().find(graph);
+  if (it == GraphIds().end()) return false;
+  *id = it->second;
+  return true;
 }
 
 bool LookupContextUid(void* context, uint32_t* uid) {

@@ -10,6 +10,8 @@
 //   RESOURCE      CONTEXT_CREATED in the first call that uses a context after attaching,
 //                 STREAM_CREATED after cudaStreamCreate*, STREAM_DESTROY_STARTING in
 //                 cudaStreamDestroy — from inside the call, as real CUPTI does.
+//                 GRAPHNODE_CREATED / GRAPHNODE_CLONED from inside the call that made the node
+//                 (a capturing launch; cudaGraphInstantiate), resourceDescriptor a CUpti_GraphData.
 //   SYNCHRONIZE   STREAM_SYNCHRONIZED after cudaStreamSynchronize(_ptsz) succeeds,
 //                 CONTEXT_SYNCHRONIZED after cudaDeviceSynchronize/cudaThreadSynchronize.
 //   NVTX, STATE   may be enabled; simgpu never reports these.
@@ -28,6 +30,13 @@ namespace simgpu_cupti {
 
 // The driver's on_api hook.
 void DispatchApiCallback(const SimgpuApiCallback& cb);
+
+// The driver's on_graph_node hook: remembers the node's and graph's ids (cuptiGetGraphNodeId,
+// cuptiGetGraphId) and fires the resource callback.
+void DispatchGraphNodeEvent(const SimgpuGraphNodeEvent& ev);
+// Ids of handles that graph node events have shown; false for others.
+bool LookupGraphNodeId(const void* node, uint64_t* id);
+bool LookupGraphId(const void* graph, uint32_t* id);
 
 // cuptiFinalize: forgets the subscriber (its handle becomes invalid).
 void DropSubscriber();

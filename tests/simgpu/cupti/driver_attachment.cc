@@ -12,8 +12,9 @@ namespace {
 void OnApi(const SimgpuApiCallback* cb) { DispatchApiCallback(*cb); }
 void OnApiRecord(const SimgpuApiRecord* rec) { RecordApi(*rec); }
 void OnOp(const SimgpuOpRecord* op) { RecordOp(*op); }
+void OnGraphNode(const SimgpuGraphNodeEvent* ev) { DispatchGraphNodeEvent(*ev); }
 
-const SimgpuToolHooks kHooks = {OnApi, OnApiRecord, OnOp};
+const SimgpuToolHooks kHooks = {OnApi, OnApiRecord, OnOp, OnGraphNode};
 
 std::mutex g_mu;
 bool g_attached = false;

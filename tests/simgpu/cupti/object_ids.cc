@@ -64,4 +64,18 @@ CUptiResult CUPTIAPI cuptiGetStreamId(CUcontext context, CUstream stream, uint32
   return cuptiGetStreamIdEx(context, stream, 0, streamId);
 }
 
+
+
+// Graph and node ids: what the graph node events showed (callback_api.h). A handle no event has
+// shown yet is answered as invalid.
+CUptiResult CUPTIAPI cuptiGetGraphNodeId(CUgraphNode node, uint64_t* nodeId) {
+  if (node == nullptr || nodeId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  return simgpu_cupti::LookupGraphNodeId(node, nodeId) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult CUPTIAPI cuptiGetGraphId(CUgraph graph, uint32_t* pId) {
+  if (graph == nullptr || pId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  return simgpu_cupti::LookupGraphId(graph, pId) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
 }  // extern "C"

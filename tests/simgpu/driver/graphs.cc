@@ -12,14 +12,15 @@
 //     earlier work; its nodes run in their dependency order (here: capture order on one stream,
 //     a chain);
 //   * CUPTI (tests/simgpu/CUPTI_CORRELATION.md, fact 7): every kernel of one graph launch carries
-//     the launch's correlation id, a graphId and a graphNodeId.
+//     the launch's correlation id, a graphId and a graphNodeId;
+//   * CUPTI's resource domain (fact 10): a captured kernel becomes a node inside its launch call
+//     (GRAPHNODE_CREATED), cudaGraphInstantiate clones each node (CREATED, then CLONED with the
+//     original), and a replayed kernel's graphNodeId is its clone's id.
 // Not modelled: nodes other than kernels (copies, memsets, events, host functions, frees on a
 // capturing stream are refused and invalidate the capture), cross-stream capture, explicit graph
 // construction (cudaGraphAddKernelNode, ...), graph updates. Open, to check on a GPU: whether a
 // kernel record's graphId is the source graph's id (cuptiGetGraphId) or the executable's
-// (cuptiGetGraphExecId), and whether its graphNodeId is the captured node's or the instantiated
-// clone's (CUPTI reports GRAPHNODE_CLONED at instantiation). simgpu reports the source graph's id
-// and the instantiated node's id.
+// (cuptiGetGraphExecId); simgpu reports the source graph's id.
 //
 // Objects are never freed (internal.h, "Ownership"): a destroyed graph is marked dead, so a stale
 // handle is an error, not a crash.
@@ -37,10 +38,12 @@ struct GraphNode {
   LaunchArgs launch;
 };
 
+// Nodes are allocated one by one and never freed: their addresses are the CUgraphNode handles
+// that graph node events carry (tool_hooks.h).
 struct Graph {
   uint32_t id;
   int device;
-  std::vector<GraphNode> nodes;
+  std::vector<const GraphNode*> nodes;
   bool capturing = false;    // still being captured
   bool invalidated = false;  // a refused operation happened during its capture
   unsigned long long capture_id = 0;
@@ -51,7 +54,7 @@ struct GraphExec {
   uint32_t id;
   uint32_t graph_id;  // the graph it was instantiated from
   int device;
-  std::vector<GraphNode> nodes;
+  std::vector<const GraphNode*> nodes;
   bool live = true;
 };
 
@@ -74,9 +77,39 @@ bool LiveGraph(const Graph* g) { return Graphs().count(g) != 0 && g->live; }
 
 }  // namespace
 
+namespace {
+
+// The tool hook of a node event, outside g_mu (a tool may call back into the driver).
+void ReportGraphNode(uint32_t cbid, const Graph* g, const GraphExec* exec, const GraphNode* node,
+                     const GraphNode* original) {
+  const SimgpuToolHooks* h = CurrentHooks();
+  if (h == nullptr || h->on_graph_node == nullptr) return;
+  SimgpuGraphNodeEvent ev{};
+  ev.cbid = cbid;
+  ev.context = ContextHandle(g->device);
+  ev.graph = const_cast<Graph*>(g);
+  ev.graph_exec = const_cast<GraphExec*>(exec);
+  ev.node = const_cast<GraphNode*>(node);
+  ev.original_node = const_cast<GraphNode*>(original);
+  ev.node_id = node->id;
+  ev.original_node_id = original != nullptr ? original->id : 0;
+  ev.graph_id = g->id;
+  ev.node_type = 0;  // CU_GRAPH_NODE_TYPE_KERNEL: the only kind captured here
+  h->on_graph_node(&ev);
+}
+
+constexpr uint32_t kGraphNodeCreated = 13;  // CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED
+constexpr uint32_t kGraphNodeCloned = 20;   // CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED
+
+}  // namespace
+
 cudaError_t CaptureKernel(Graph* g, const LaunchArgs& a) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g->nodes.push_back(GraphNode{g_next_node_id.fetch_add(1), a});
+  const GraphNode* node = new GraphNode{g_next_node_id.fetch_add(1), a};
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g->nodes.push_back(node);
+  }
+  ReportGraphNode(kGraphNodeCreated, g, nullptr, node, nullptr);
   return cudaSuccess;
 }
 
@@ -141,15 +174,26 @@ size_t GraphNodeCount(const Graph* g) {
 }
 
 cudaError_t InstantiateGraph(Graph* g, GraphExec** exec) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!LiveGraph(g) || g->capturing) return cudaErrorInvalidValue;
   auto* e = new GraphExec;
-  e->id = g_next_graph_id.fetch_add(1);
-  e->graph_id = g->id;
-  e->device = g->device;
-  // The executable's nodes are copies of the graph's, with ids of their own (header comment).
-  for (const GraphNode& n : g->nodes) e->nodes.push_back(GraphNode{g_next_node_id.fetch_add(1), n.launch});
-  Execs().insert(e);
+  std::vector<const GraphNode*> originals;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!LiveGraph(g) || g->capturing) {
+      delete e;
+      return cudaErrorInvalidValue;
+    }
+    e->id = g_next_graph_id.fetch_add(1);
+    e->graph_id = g->id;
+    e->device = g->device;
+    // The executable's nodes are copies of the graph's, with ids of their own (header comment).
+    originals = g->nodes;
+    for (const GraphNode* n : originals) e->nodes.push_back(new GraphNode{g_next_node_id.fetch_add(1), n->launch});
+    Execs().insert(e);
+  }
+  for (size_t i = 0; i < originals.size(); ++i) {
+    ReportGraphNode(kGraphNodeCreated, g, e, e->nodes[i], nullptr);
+    ReportGraphNode(kGraphNodeCloned, g, e, e->nodes[i], originals[i]);
+  }
   *exec = e;
   return cudaSuccess;
 }
@@ -158,7 +202,7 @@ cudaError_t LaunchGraph(GraphExec* e, Stream* s, uint32_t corr) {
   // One launch call's host cost for the whole graph: what a graph replay saves.
   WaitUntilNs(NowNs() + GetConfig().launch_host_ns);
   if (cudaError_t r = RefuseWhileCapturing(s)) return r;  // graph nodes in graphs: not modelled
-  std::vector<GraphNode> nodes;
+  std::vector<const GraphNode*> nodes;
   uint32_t graph_id;
   {
     std::lock_guard<std::mutex> lock(g_mu);
@@ -167,8 +211,8 @@ cudaError_t LaunchGraph(GraphExec* e, Stream* s, uint32_t corr) {
     nodes = e->nodes;
     graph_id = e->graph_id;
   }
-  for (const GraphNode& n : nodes) {
-    if (cudaError_t r = ScheduleKernel(s, n.launch, corr, graph_id, n.id)) return r;
+  for (const GraphNode* n : nodes) {
+    if (cudaError_t r = ScheduleKernel(s, n->launch, corr, graph_id, n->id)) return r;
   }
   return cudaSuccess;
 }

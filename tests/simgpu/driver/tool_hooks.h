@@ -100,10 +100,31 @@ typedef struct SimgpuOpRecord {
   uint64_t graph_node_id;
 } SimgpuOpRecord;
 
+/* A node of a CUDA graph came to be, reported from inside the API call that made it, on the
+ * calling thread (CUPTI's resource domain, tests/simgpu/CUPTI_CORRELATION.md fact 10):
+ *   CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED (13): a kernel launched into a capturing stream became a
+ *     node of the graph being captured (inside that launch call); also each node of an
+ *     executable graph that cudaGraphInstantiate makes (inside it), just before
+ *   CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED (20): that node is a copy of `original_node`.
+ * Node and graph handles stay valid for the process's life (simgpu never frees them). */
+typedef struct SimgpuGraphNodeEvent {
+  uint32_t cbid;
+  void* context;            /* CUcontext of the graph's device */
+  void* graph;              /* CUgraph: the graph captured (or instantiated from) */
+  void* graph_exec;         /* CUgraphExec for nodes made by an instantiation, else NULL */
+  void* node;               /* CUgraphNode */
+  void* original_node;      /* GRAPHNODE_CLONED: the node copied, else NULL */
+  uint64_t node_id;         /* what cuptiGetGraphNodeId answers for `node` */
+  uint64_t original_node_id;
+  uint32_t graph_id;        /* what cuptiGetGraphId answers for `graph` */
+  int node_type;            /* CUgraphNodeType: CU_GRAPH_NODE_TYPE_KERNEL (0) */
+} SimgpuGraphNodeEvent;
+
 typedef struct SimgpuToolHooks {
   void (*on_api)(const SimgpuApiCallback* cb);
   void (*on_api_record)(const SimgpuApiRecord* rec);
   void (*on_op)(const SimgpuOpRecord* op);
+  void (*on_graph_node)(const SimgpuGraphNodeEvent* ev);  /* may be NULL */
 } SimgpuToolHooks;
 
 /* Installs (or, with NULL, removes) the hooks. Exported by libsimgpu_driver.so. */

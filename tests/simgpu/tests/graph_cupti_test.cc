@@ -3,10 +3,16 @@
 // call on a capturing stream fails and invalidates the capture; capture is refused on the legacy
 // stream; each replay runs every captured kernel in capture order, one after the other, and every
 // kernel record of one replay carries that cudaGraphLaunch's correlation id, the graph's id and a
-// node id (the same nodes' ids in every replay of one executable graph).
+// node id (the same nodes' ids in every replay of one executable graph). A subscriber to CUPTI's
+// resource domain sees each captured kernel become a node inside its launch call
+// (GRAPHNODE_CREATED) and cudaGraphInstantiate copy each node (GRAPHNODE_CREATED, then
+// GRAPHNODE_CLONED with the original), and the replayed kernels carry the copies' ids: the
+// mapping NVIDIA's cuda_graphs_trace sample follows (CUPTI_CORRELATION.md fact 10).
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
+#include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -103,6 +109,97 @@ TEST(SimgpuGraphs, SynchronisingACapturingStreamInvalidatesTheCaptureAndTheLegac
   EXPECT_EQ(cudaStreamBeginCapture(nullptr, cudaStreamCaptureModeGlobal), cudaErrorStreamCaptureUnsupported);
   (void)cudaGetLastError();
   ASSERT_CUDA_OK(cudaStreamSynchronize(stream));  // usable again, nothing ran
+  ASSERT_CUDA_OK(cudaStreamDestroy(stream));
+}
+
+// What a graph-aware tool records: the runtime call each node event happened in.
+struct NodeEvent {
+  CUpti_CallbackId cbid;
+  uint64_t node_id, original_node_id;
+  CUpti_CallbackId inside_cbid;  // the runtime call it happened in
+  uint32_t inside_correlation;
+};
+std::mutex g_mu;
+std::vector<NodeEvent> g_events;
+thread_local CUpti_CallbackId t_call_cbid = 0;
+thread_local uint32_t t_call_correlation = 0;
+std::map<uint32_t, uint32_t> g_launch_correlation_by_order;  // n-th cudaLaunchKernel -> its correlation
+int g_launches = 0;
+
+void CUPTIAPI NodeCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cbdata) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    const auto* d = static_cast<const CUpti_CallbackData*>(cbdata);
+    if (d->callbackSite == CUPTI_API_ENTER) {
+      t_call_cbid = cbid;
+      t_call_correlation = d->correlationId;
+      if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) {
+        std::lock_guard<std::mutex> lock(g_mu);
+        g_launch_correlation_by_order[g_launches++] = d->correlationId;
+      }
+    }
+    return;
+  }
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
+  const auto* graph = static_cast<const CUpti_GraphData*>(static_cast<const CUpti_ResourceData*>(cbdata)->resourceDescriptor);
+  NodeEvent e{cbid, 0, 0, t_call_cbid, t_call_correlation};
+  EXPECT_EQ(cuptiGetGraphNodeId(graph->node, &e.node_id), CUPTI_SUCCESS);
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    EXPECT_EQ(cuptiGetGraphNodeId(graph->originalNode, &e.original_node_id), CUPTI_SUCCESS);
+  }
+  EXPECT_EQ(graph->nodeType, CU_GRAPH_NODE_TYPE_KERNEL);
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_events.push_back(e);
+}
+
+TEST(SimgpuGraphs, NodesAreCreatedInsideTheirCapturingLaunchAndClonedAtInstantiation) {
+  cupti_test::StartCollecting();
+  ASSERT_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  CUpti_SubscriberHandle subscriber;
+  ASSERT_CUPTI_OK(cuptiSubscribe(&subscriber, NodeCallback, nullptr));
+  ASSERT_CUPTI_OK(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API));
+  ASSERT_CUPTI_OK(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+  ASSERT_CUPTI_OK(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  cudaStream_t stream;
+  ASSERT_CUDA_OK(cudaStreamCreate(&stream));
+  const char* names[] = {"traced_a", "traced_b", "traced_c"};
+  ASSERT_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  for (const char* n : names)
+    ASSERT_CUDA_OK(cudaLaunchKernel(simgpuKernel(n, 1000), dim3(1), dim3(32), nullptr, 0, stream));
+  cudaGraph_t graph = nullptr;
+  ASSERT_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  ASSERT_CUDA_OK(cudaGraphLaunch(exec, stream));
+  ASSERT_CUDA_OK(cudaStreamSynchronize(stream));
+  ASSERT_CUPTI_OK(cuptiUnsubscribe(subscriber));
+  ASSERT_CUPTI_OK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+
+  std::lock_guard<std::mutex> lock(g_mu);
+  ASSERT_EQ(g_events.size(), 9u);  // 3 at capture; 3 x (created, cloned) at instantiation
+  ASSERT_EQ(g_launches, 3);
+  std::vector<uint64_t> captured, clones;
+  for (int i = 0; i < 3; ++i) {
+    const NodeEvent& e = g_events[i];
+    EXPECT_EQ(e.cbid, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+    EXPECT_EQ(e.inside_cbid, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+    EXPECT_EQ(e.inside_correlation, g_launch_correlation_by_order[i]);
+    captured.push_back(e.node_id);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const NodeEvent& created = g_events[3 + 2 * i];
+    const NodeEvent& cloned = g_events[4 + 2 * i];
+    EXPECT_EQ(created.cbid, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+    EXPECT_EQ(cloned.cbid, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+    EXPECT_EQ(created.inside_cbid, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000);
+    EXPECT_EQ(cloned.inside_cbid, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000);
+    EXPECT_EQ(cloned.node_id, created.node_id);
+    EXPECT_EQ(cloned.original_node_id, captured[i]);
+    clones.push_back(cloned.node_id);
+  }
+  std::map<std::string, uint64_t> replayed;
+  for (const auto& k : cupti_test::RecordsOfKind<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
+    replayed[k.name] = k.graphNodeId;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(replayed[names[i]], clones[i]) << names[i];
   ASSERT_CUDA_OK(cudaStreamDestroy(stream));
 }
 
