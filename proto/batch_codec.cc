@@ -124,6 +124,7 @@ void GpuActivityBatchEncoder::Add(const GpuActivityRecord& r) {
   Put(b->mutable_address_delta(), count_, Delta(r.address, &prev_address_));
   Put(b->mutable_context(), count_, r.context);
   Put(b->mutable_sync_type(), count_, r.sync_type);
+  Put(b->mutable_graph_node_id(), count_, r.graph_node_id);
   b->set_count(++count_);
 }
 
@@ -286,6 +287,7 @@ bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* ou
   GS_CHECK_COLUMN(b, address_delta);
   GS_CHECK_COLUMN(b, context);
   GS_CHECK_COLUMN(b, sync_type);
+  GS_CHECK_COLUMN(b, graph_node_id);
   const int n = static_cast<int>(b.count());
   const int64_t* start = b.start_delta().data();
   Column<uint64_t> duration(b.duration());
@@ -299,6 +301,7 @@ bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* ou
   Column<int64_t> address(b.address_delta());
   Column<uint32_t> context(b.context());
   Column<uint32_t> sync_type(b.sync_type());
+  Column<uint64_t> graph_node_id(b.graph_node_id());
   uint64_t t = b.base_ns(), a = 0, c = 0;
   const size_t first = out->size();
   out->resize(first + static_cast<size_t>(n));
@@ -320,6 +323,7 @@ bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* ou
     r->stream = stream[i];
     r->context = context[i];
     r->sync_type = sync_type[i];
+    r->graph_node_id = graph_node_id[i];
     r->name = name[i];
     r->kind = ToEnum(activity_kind, gpustall::trace::ActivityKind_MAX);
     r->source = ToEnum(source, gpustall::trace::ActivitySource_MAX);

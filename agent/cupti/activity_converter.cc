@@ -51,6 +51,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       out->device = k->deviceId;
       out->stream_id = k->streamId;
       out->context_id = k->contextId;
+      out->graph_node_id = k->graphNodeId;
       out->name = k->name;
       LearnContext(k->contextId, k->deviceId);
       break;

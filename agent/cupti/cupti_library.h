@@ -37,6 +37,7 @@ namespace gs {
   X(cuptiEnableCallback, true)                         \
   X(cuptiEnableDomain, false)                          \
   X(cuptiGetCallbackName, false)                       \
+  X(cuptiGetGraphNodeId, false)                        \
   X(cuptiActivityEnable, true)                         \
   X(cuptiActivityDisable, true)                        \
   X(cuptiActivityRegisterCallbacks, true)              \

@@ -1,6 +1,9 @@
 // cupti_session.cc
 #include "agent/cupti/cupti_session.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 
@@ -203,6 +206,12 @@ void CuptiSession::EnableApiCallbacks(bool enable) {
     library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
                                     kCudaDriverApiInfo[i].cupti_cbid);
   }
+  // Graph nodes as they are captured and instantiated: which call made each node
+  // (HandleGraphNodeCallback).
+  if (library_.fn.cuptiGetGraphNodeId != nullptr) {
+    for (const CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
+      library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  }
 }
 
 void CuptiSession::EnableTableRuntimeCallbacks(bool enable) {
@@ -273,8 +282,12 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
                                        CUpti_CallbackId cbid, const void* cbdata) {
   auto* session = static_cast<CuptiSession*>(userdata);
   if (session == nullptr || cbdata == nullptr) return;
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   if (session->state_.load(std::memory_order_acquire) != kRunning) return;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    session->HandleGraphNodeCallback(cbid, static_cast<const CUpti_ResourceData*>(cbdata));
+    return;
+  }
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const CallSite site{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
                       reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())};
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
@@ -370,6 +383,30 @@ void CuptiSession::HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_Callb
   const int result = CallResult(*data);
   const CudaCallFacts facts = CudaDriverFactsFromCuptiParams(api, data->functionParams, result == 0);
   FinishCall(InfoOf(api), facts, result, *data, ApiSource::kCuptiDriverCallback, cbid, exit_ns, site);
+}
+
+void CuptiSession::HandleGraphNodeCallback(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
+  if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) return;
+  if (recorder_ == nullptr || library_.fn.cuptiGetGraphNodeId == nullptr) return;
+  const auto* graph = static_cast<const CUpti_GraphData*>(data->resourceDescriptor);
+  if (graph == nullptr || graph->node == nullptr) return;
+  GraphNodeEvent node{};
+  if (library_.fn.cuptiGetGraphNodeId(graph->node, &node.node_id) != CUPTI_SUCCESS) return;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    if (graph->originalNode == nullptr ||
+        library_.fn.cuptiGetGraphNodeId(graph->originalNode, &node.original_node_id) != CUPTI_SUCCESS)
+      return;
+  } else {
+    // Created inside the calling thread's current API call (CUPTI_CORRELATION.md fact 10): a
+    // wrapper's (its CUPTI id is pending), or one recorded from a runtime or driver callback.
+    const CaptureThreadState& thread = ThisThreadCaptureState();
+    node.correlation_id = thread.pending_correlation_id != 0   ? thread.pending_correlation_id
+                          : thread.cupti_call_correlation != 0 ? thread.cupti_call_correlation
+                                                               : thread.cupti_driver_correlation;
+  }
+  node.thread_id = static_cast<uint64_t>(syscall(SYS_gettid));
+  node.time_ns = MonotonicNs();
+  recorder_->RecordGraphNode(node);
 }
 
 void CUPTIAPI CuptiSession::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {

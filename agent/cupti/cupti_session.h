@@ -121,6 +121,8 @@ class CuptiSession {
                                                         int result, const CUpti_CallbackData& data,
                                                         ApiSource source, CUpti_CallbackId cbid,
                                                         uint64_t exit_ns, const CallSite& site);
+  // GRAPHNODE_CREATED / GRAPHNODE_CLONED: the node, the node it copies, or the call it was made in.
+  void HandleGraphNodeCallback(CUpti_CallbackId cbid, const CUpti_ResourceData* data);
   void ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size);
   uint32_t DeviceOf(CUcontext context);
   std::string ResultName(CUptiResult result) const;

@@ -41,6 +41,21 @@ void ActivityBuffer::TakeAll(std::vector<PendingActivity>* out) {
   waiting_.swap(*out);
 }
 
+void ActivityBuffer::AddGraphNode(const GraphNodeEvent& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (graph_nodes_.size() >= capacity_) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  graph_nodes_.push_back(node);
+}
+
+void ActivityBuffer::TakeGraphNodes(std::vector<GraphNodeEvent>* out) {
+  out->clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  graph_nodes_.swap(*out);
+}
+
 std::string ActivityBuffer::NameAt(uint32_t name_index) {
   std::lock_guard<std::mutex> lock(mu_);
   return name_index >= 1 && name_index <= names_.size() ? names_[name_index - 1] : std::string();

@@ -41,6 +41,10 @@ class ActivityBuffer {
   // Writer: the name with the given name_index (1-based), copied.
   std::string NameAt(uint32_t name_index);
 
+  // Graph nodes (capture time): kept beside the activities, at most `capacity` waiting.
+  void AddGraphNode(const GraphNodeEvent& node);
+  void TakeGraphNodes(std::vector<GraphNodeEvent>* out);
+
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t added() const { return added_.load(std::memory_order_relaxed); }
   size_t capacity() const { return capacity_; }
@@ -51,6 +55,7 @@ class ActivityBuffer {
   std::unordered_map<std::string, uint32_t> name_index_;  // guarded by mu_
   std::vector<std::string> names_;  // guarded by mu_
   std::string scratch_;             // guarded by mu_
+  std::vector<GraphNodeEvent> graph_nodes_;  // guarded by mu_
   size_t capacity_ = 0;
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> added_{0};

@@ -120,6 +120,7 @@ struct GpuActivityEvent {
   uint64_t end_ns;
   uint64_t bytes;
   uint64_t address;
+  uint64_t graph_node_id;   // kernels replayed by a graph launch: CUPTI's graphNodeId, else 0
   uint32_t correlation_id;
   uint32_t device;
   uint32_t stream_id;       // CUPTI stream id, or the agent's id for a cudaStream_t in fallback mode
@@ -134,9 +135,20 @@ struct GpuActivityEvent {
   uint8_t pad[2];
   const char* name;         // kernel name; the recorder copies it before returning
 };
-// The fields take 60 bytes and `name` is 8-aligned, so the record is 72 bytes (it never goes
+// The fields take 68 bytes and `name` is 8-aligned, so the record is 80 bytes (it never goes
 // through a ring: ActivityBuffer stores it in a vector).
-static_assert(sizeof(GpuActivityEvent) == 72, "GpuActivityEvent is a fixed-size record");
+static_assert(sizeof(GpuActivityEvent) == 80, "GpuActivityEvent is a fixed-size record");
+
+// A CUDA graph node came to be (CUPTI's GRAPHNODE_CREATED / GRAPHNODE_CLONED resource callbacks,
+// tests/simgpu/CUPTI_CORRELATION.md fact 10). Capture time only: rare, off every hot path.
+struct GraphNodeEvent {
+  uint64_t node_id;           // cuptiGetGraphNodeId
+  uint64_t original_node_id;  // GRAPHNODE_CLONED: the node it copies; 0 for a created node
+  uint64_t thread_id;         // the thread whose call made it
+  uint64_t time_ns;
+  uint32_t correlation_id;    // the API call it was made in (a capturing launch), 0 if none known
+  uint32_t pad;
+};
 
 }  // namespace gs
 

@@ -61,6 +61,9 @@ class Recorder {
 
   // Counters the capture side cannot avoid losing (CUPTI's dropped records, fallback overflow).
   virtual void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) = 0;
+  // A CUDA graph node came to be (capture time, CUPTI's thread or the capturing thread).
+  virtual void RecordGraphNode(const GraphNodeEvent& node) { (void)node; }
+
   // A CUDA call seen but deliberately not recorded (shorter than the capture side's threshold),
   // `ns` long: counted so the trace says how much time such calls held.
   virtual void CountUnrecordedCall(uint64_t ns) { (void)ns; }

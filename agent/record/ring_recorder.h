@@ -84,6 +84,9 @@ class RingRecorder final : public Recorder {
                       bool any_thread) override;
   void RecordGpuActivity(const GpuActivityEvent& activity) override;
   void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) override;
+  void RecordGraphNode(const GraphNodeEvent& node) override {
+    if (enabled_.load(std::memory_order_relaxed)) activities_.AddGraphNode(node);
+  }
   void CountUnrecordedCall(uint64_t ns) override {
     unrecorded_calls_.fetch_add(1, std::memory_order_relaxed);
     unrecorded_call_ns_.fetch_add(ns, std::memory_order_relaxed);

@@ -375,6 +375,7 @@ void TraceWriter::DrainActivities() {
     r.stream = a.stream_id;
     r.context = a.context_id;
     r.sync_type = a.sync_type;
+    r.graph_node_id = a.graph_node_id;
     if (pending.name_index != 0) {
       if (pending.name_index >= activity_name_ids_.size()) activity_name_ids_.resize(pending.name_index + 1, 0);
       uint32_t& id = activity_name_ids_[pending.name_index];
@@ -393,6 +394,16 @@ void TraceWriter::DrainActivities() {
     }
     activity_encoder_.Add(r);
     ++activities_count_;
+    ++records_in_chunk_;
+  }
+  buffer.TakeGraphNodes(&graph_nodes_);
+  for (const GraphNodeEvent& n : graph_nodes_) {
+    pb::GraphNode* node = chunk_.add_graph_nodes();
+    node->set_node_id(n.node_id);
+    node->set_original_node_id(n.original_node_id);
+    node->set_correlation_id(n.correlation_id);
+    node->set_thread_id(n.thread_id);
+    node->set_time_ns(n.time_ns);
     ++records_in_chunk_;
   }
 }

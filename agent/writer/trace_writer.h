@@ -134,6 +134,7 @@ class TraceWriter final : private ChunkBuilder {
   trace::GpuActivityBatchEncoder activity_encoder_;
   bool activity_batch_open_ = false;
   std::vector<PendingActivity> activities_;
+  std::vector<GraphNodeEvent> graph_nodes_;
   std::vector<uint32_t> activity_name_ids_;  // name_index -> string id (0: not yet interned)
   std::vector<uint64_t> ring_serial_seen_;   // per ring slot: owner_serial already described
   std::vector<RecentStacks> recent_stacks_;  // per ring slot

@@ -70,6 +70,7 @@ void ChunkEvents::Clear() {
   host_waits.clear();
   process_stats.clear();
   clock_syncs.clear();
+  graph_nodes.clear();
   has_stats = false;
   stats.Clear();
 }
@@ -575,6 +576,7 @@ void TraceReader::ApplyChunk(Frame* frame, ChunkEvents* events) {
   }
   events->process_stats.assign(chunk.process_stats().begin(), chunk.process_stats().end());
   events->clock_syncs.assign(chunk.clock_syncs().begin(), chunk.clock_syncs().end());
+  events->graph_nodes.assign(chunk.graph_nodes().begin(), chunk.graph_nodes().end());
 
   for (const Frame::BadBatch& b : frame->bad_batches) {
     ++stats_.bad_batches;

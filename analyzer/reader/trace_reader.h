@@ -103,6 +103,7 @@ struct ChunkEvents {
   std::vector<trace::HostWaitRecord> host_waits;
   std::vector<gpustall::trace::ProcessStats> process_stats;
   std::vector<gpustall::trace::ClockSync> clock_syncs;
+  std::vector<gpustall::trace::GraphNode> graph_nodes;  // capture-time graph nodes (gstrace.proto)
   bool has_stats = false;           // the chunk carried a Stats (also in TraceReader::last_stats)
   gpustall::trace::Stats stats;
   // Clears the records, keeping capacity.

@@ -70,10 +70,10 @@ def read_trace(args, path):
     if p.returncode != 0:
         fail("cannot read %s: %s" % (path, p.stderr.strip()))
         return None
-    t = {"api": [], "activity": [], "header": None, "end": None, "path": path}
+    t = {"api": [], "activity": [], "graph_node": [], "header": None, "end": None, "path": path}
     for line in p.stdout.splitlines():
         rec = json.loads(line)
-        if rec["type"] in ("api", "activity"):
+        if rec["type"] in ("api", "activity", "graph_node"):
             t[rec["type"]].append(rec)
         else:
             t[rec["type"]] = rec
@@ -317,7 +317,8 @@ def case_graph(args, extra=None, mode="cupti"):
     """A captured graph replayed 4 times (e2e_app graph: 3 kernels): the capture succeeds under the
     agent (the event-pair fallback must add nothing to a capturing stream), each replay is one
     cudaGraphLaunch record from the planted function, and with CUPTI every replayed kernel carries
-    its launch's correlation id; the capture-time launches run nothing."""
+    its launch's correlation id and a graph node that leads (clone -> captured node -> the call it
+    was created in) to a capture-time launch with its stack; the capture-time launches run nothing."""
     name = "graph" if extra is None else "graph_event_pairs"
     env = Env(args, name)
     p = env.run([args.app, "graph"], env.environ(extra=extra))
@@ -342,6 +343,21 @@ def case_graph(args, extra=None, mode="cupti"):
             if k["correlation_id"] in by_launch:
                 by_launch[k["correlation_id"]] += 1
         check(sorted(by_launch.values()) == [3, 3, 3, 3], "kernels per graph launch: %s" % by_launch)
+        # Which call captured each replayed kernel: its node is a clone (cudaGraphInstantiate) of
+        # a node created inside one of the capture-time launches, whose record keeps the stack.
+        created = {n["node_id"]: n for n in trace["graph_node"] if n["original_node_id"] == 0}
+        cloned = {n["node_id"]: n["original_node_id"] for n in trace["graph_node"] if n["original_node_id"]}
+        captured_by_corr = {c["correlation_id"]: c for c in captured}
+        origins = set()
+        for k in kernels:
+            original = cloned.get(k["graph_node_id"])
+            maker = created.get(original)
+            call = captured_by_corr.get(maker["correlation_id"]) if maker else None
+            if check(call is not None, "replayed kernel (graph node %s, clone of %s) not traced to a capture-time "
+                     "launch: graph nodes %s" % (k["graph_node_id"], original, trace["graph_node"])):
+                check("e2e_planted_graph" in call["stack"], "capture-time launch without the planted frame")
+                origins.add(original)
+        check(len(origins) == 3, "replayed kernels come from %d captured nodes, expected 3" % len(origins))
     else:
         # Event pairs: one timed interval per replay (the pair brackets the whole graph), none for
         # the capture-time launches, whose stream was capturing.

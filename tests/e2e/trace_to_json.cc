@@ -3,7 +3,9 @@
 //   gs_e2e_trace_to_json TRACE
 // Lines: {"type":"header",...} (pid, capture mode, sampling and its period), {"type":"api",...}
 // per API call (with the function name and the described stack), {"type":"activity",...} per GPU
-// activity, {"type":"sample",...} per wall-clock sample (state, CPU, stack), {"type":"end",...}
+// activity (graph_node_id for a graph replay's kernels), {"type":"graph_node",...} per graph node
+// the agent saw made (node_id, original_node_id of a clone, correlation_id of the call that
+// made it), {"type":"sample",...} per wall-clock sample (state, CPU, stack), {"type":"end",...}
 // (drops, samples, damage). Exit status 1 if the file cannot be opened as a trace. Used by e2e.py,
 // the sampler, on-demand and reliability drivers.
 #include <cstdio>
@@ -75,11 +77,17 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"type\":\"activity\",\"kind\":%d,\"source\":%d,\"start_ns\":%llu,\"end_ns\":%llu,"
           "\"bytes\":%llu,\"correlation_id\":%u,\"device\":%u,\"stream\":%u,\"copy_kind\":%u,"
-          "\"src_kind\":%d,\"dst_kind\":%d,\"flags\":%u,\"name\":%s}\n",
+          "\"src_kind\":%d,\"dst_kind\":%d,\"flags\":%u,\"graph_node_id\":%llu,\"name\":%s}\n",
           static_cast<int>(a.kind), static_cast<int>(a.source), (unsigned long long)a.start_ns,
           (unsigned long long)a.end_ns, (unsigned long long)a.bytes, a.correlation_id, a.device,
           a.stream, a.copy_kind, static_cast<int>(a.src_kind), static_cast<int>(a.dst_kind),
-          a.flags, Json(a.name ? t.string(a.name) : std::string()).c_str());
+          a.flags, (unsigned long long)a.graph_node_id, Json(a.name ? t.string(a.name) : std::string()).c_str());
+    }
+    for (const auto& n : events.graph_nodes) {
+      std::printf("{\"type\":\"graph_node\",\"node_id\":%llu,\"original_node_id\":%llu,"
+                  "\"correlation_id\":%u,\"tid\":%llu}\n",
+                  (unsigned long long)n.node_id(), (unsigned long long)n.original_node_id(), n.correlation_id(),
+                  (unsigned long long)n.thread_id());
     }
     for (const auto& smp : events.samples) {
       std::printf("{\"type\":\"sample\",\"tid\":%llu,\"time_ns\":%llu,\"state\":%d,\"cpu\":%u,"
