@@ -58,6 +58,14 @@ class FanOutSink final : public RecordSink {
     for (RecordSink* s : observers_) s->OnHostWait(wait);
     analysis_->OnHostWait(wait);
   }
+  void OnGraphNode(const GraphNode& node) override {
+    for (RecordSink* s : observers_) s->OnGraphNode(node);
+    analysis_->OnGraphNode(node);
+  }
+  void OnGraphKernel(uint64_t node, const GpuActivity& kernel) override {
+    for (RecordSink* s : observers_) s->OnGraphKernel(node, kernel);
+    analysis_->OnGraphKernel(node, kernel);
+  }
 
  private:
   std::vector<RecordSink*> observers_;

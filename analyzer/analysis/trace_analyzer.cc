@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "analyzer/classify/site_frame.h"
+#include "analyzer/classify/stack_view.h"
 
 namespace gs::analyzer {
 
@@ -31,6 +33,7 @@ void TraceAnalyzer::OnApiCall(const ApiCall& call) {
     launch_call_ns_ += call.exit_ns - call.enter_ns;
   }
   memory_.AddCall(call);
+  graphs_.AddCall(call);
 }
 
 void TraceAnalyzer::OnSample(const Sample& sample) {
@@ -190,6 +193,24 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
 
   attribution_.Finish(t0, &r);
   r.copies = copies_;
+  const GraphReplayAccounting::Result graphs = graphs_.Finish();
+  r.graphs.kernels = graphs.kernels;
+  r.graphs.device_ns = graphs.device_ns;
+  r.graphs.unresolved_kernels = graphs.unresolved_kernels;
+  r.graphs.unresolved_ns = graphs.unresolved_ns;
+  for (const GraphReplayAccounting::Site& g : graphs.sites) {
+    GraphCaptureSite s;
+    s.api = tables_.FunctionName(g.function);
+    const std::vector<FrameInfo> frames = ChargeKeyFrames(tables_, g.key);
+    const size_t at = SiteFrameIndex(frames);
+    if (at < frames.size()) s.frame = frames[at];
+    constexpr size_t kSiteCallers = 4;  // as the resume sites (attribution.cc)
+    for (size_t i = at + 1; i < frames.size() && s.callers.size() < kSiteCallers; ++i) s.callers.push_back(frames[i]);
+    s.device_ns = g.device_ns;
+    s.kernels = g.kernels;
+    s.nodes = g.nodes;
+    r.graphs.capture_sites.push_back(std::move(s));
+  }
   r.memory = memory_.Finish();
   r.peak_device_total_memory = peak_total;
   r.events = events_;

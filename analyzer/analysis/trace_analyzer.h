@@ -23,6 +23,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analyzer/accounting/copy_accounting.h"
+#include "analyzer/accounting/graph_replays.h"
 #include "analyzer/accounting/memory_accounting.h"
 #include "analyzer/accounting/nvtx_ranges.h"
 #include "analyzer/accounting/profiler_steps.h"
@@ -49,6 +50,8 @@ class TraceAnalyzer final : public RecordSink {
   void OnMemoryEvent(const MemoryEvent& event) override;
   void OnNvtxRange(const NvtxRange& range) override;
   void OnHostWait(const HostWait& wait) override;
+  void OnGraphNode(const GraphNode& node) override { graphs_.AddNode(node); }
+  void OnGraphKernel(uint64_t node, const GpuActivity& kernel) override { graphs_.AddKernel(node, kernel); }
   // The trace captured NVTX (TraceInfo::nvtx): keep what per-range accounting needs from the
   // first record on (it starts at the first range otherwise). Call before the first record.
   void ExpectNvtx() { nvtx_.Enable(); }
@@ -118,6 +121,7 @@ class TraceAnalyzer final : public RecordSink {
   bool has_sample_states_ = false;  // a sample with a thread state (not 0, unknown)
 
   CopyAccounting copies_;
+  GraphReplayAccounting graphs_;
   MemoryAccounting memory_;
   ProfilerStepAccounting steps_;
   NvtxAccounting nvtx_;  // before attribution_, which holds a pointer to it

@@ -207,11 +207,16 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
     if (!more.ok()) return absl::Status(more.status().code(), absl::StrCat(info_.path, ": ", more.status().message()));
     if (!*more) break;
     if (chunk_observer_) chunk_observer_(ev, reader_->tables());
+    for (const tr::GraphNode& n : ev.graph_nodes)
+      sink->OnGraphNode(GraphNode{n.node_id(), n.original_node_id(), n.correlation_id()});
     for (const trace::ApiCallRecord& r : ev.api_calls) {
       if (Plausible(r.enter_ns, r.exit_ns)) sink->OnApiCall(Convert(r));
     }
     for (const trace::GpuActivityRecord& r : ev.activities) {
-      if (Plausible(r.start_ns, r.end_ns)) sink->OnActivity(Convert(r));
+      if (!Plausible(r.start_ns, r.end_ns)) continue;
+      const GpuActivity a = Convert(r);
+      sink->OnActivity(a);
+      if (r.graph_node_id != 0) sink->OnGraphKernel(r.graph_node_id, a);
     }
     for (const trace::SampleRecord& r : ev.samples) {
       if (!Plausible(r.time_ns, r.time_ns)) continue;

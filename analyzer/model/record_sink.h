@@ -20,6 +20,11 @@ class RecordSink {
   virtual void OnNvtxRange(const NvtxRange& range) { (void)range; }
   // Blocking libc calls the agent recorded (types.h HostWait), in file order. Default: ignored.
   virtual void OnHostWait(const HostWait& wait) { (void)wait; }
+  // CUDA graphs: the nodes the agent saw made, each before the API calls of its chunk (so before
+  // the call it was made in), and the kernels that graph launches replayed, with their
+  // executable node (also delivered to OnActivity). Default: ignored.
+  virtual void OnGraphNode(const GraphNode& node) { (void)node; }
+  virtual void OnGraphKernel(uint64_t node, const GpuActivity& kernel) { (void)node, (void)kernel; }
 };
 
 }  // namespace gs::analyzer

@@ -100,6 +100,15 @@ struct GpuActivity {
   MemKind dst_kind = MemKind::kUnknown;
 };
 
+// A node of a CUDA graph (gstrace.proto GraphNode): created inside the API call with correlation
+// id `correlation` (a kernel launched into a capturing stream), or a clone of `original` (an
+// executable graph's node, which replayed kernels name).
+struct GraphNode {
+  uint64_t node = 0;
+  uint64_t original = 0;  // 0: created, not cloned
+  uint32_t correlation = 0;
+};
+
 // A periodic sample of one thread (the agent's sampler). `state` mirrors gpustall.trace.ThreadState.
 struct Sample {
   TimeNs time_ns = 0;

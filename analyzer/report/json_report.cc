@@ -386,6 +386,29 @@ class JsonFormat final : public ReportFormat {
     if (a.input_workers.present) root.Set("input_workers", InputWorkersJson(a.input_workers));
     if (a.ranks.present) root.Set("ranks", RanksJson(a.ranks));
 
+    // Present only when graph launches replayed kernels (JSON.md "graphs").
+    if (a.graphs.kernels > 0) {
+      Json sites = Json::Array();
+      for (const GraphCaptureSite& s : a.graphs.capture_sites) {
+        Json callers = Json::Array();
+        for (const FrameInfo& f : s.callers) callers.Push(FrameJson(f));
+        sites.Push(Json::Object()
+                       .Set("api", s.api)
+                       .Set("frame", FrameJson(s.frame))
+                       .Set("callers", std::move(callers))
+                       .Set("device_ns", s.device_ns)
+                       .Set("kernels", s.kernels)
+                       .Set("nodes", s.nodes)
+                       .Set("share", s.share));
+      }
+      root.Set("graphs", Json::Object()
+                             .Set("kernels", a.graphs.kernels)
+                             .Set("device_ns", a.graphs.device_ns)
+                             .Set("unresolved_kernels", a.graphs.unresolved_kernels)
+                             .Set("unresolved_ns", a.graphs.unresolved_ns)
+                             .Set("capture_sites", std::move(sites)));
+    }
+
     // Present only when the traces carry NVTX ranges (JSON.md "nvtx_ranges").
     if (!a.nvtx_ranges.empty()) {
       Json ranges = Json::Array();

@@ -407,6 +407,25 @@ void InputWorkers(const Analysis& a, Writer* w) {
   }
 }
 
+// CUDA graph replays by the code that captured them (accounting/graph_replays.h).
+void GraphReplaySites(const Analysis& a, Writer* w) {
+  const GraphReplays& g = a.graphs;
+  if (g.kernels == 0) return;
+  w->Section(absl::StrCat("CUDA graph replays: ", g.kernels, " kernels, ", FormatDuration(g.device_ns),
+                          " on the device, by where they were captured"));
+  for (const GraphCaptureSite& s : g.capture_sites) {
+    // The site and two of its callers, as the after-sync sites: a capture goes through the
+    // framework's launch wrapper, and the caller names the block that captured the kernels.
+    std::string where = s.frame.function.empty() ? "" : absl::StrCat(" in ", FrameText(s.frame));
+    for (size_t i = 0; i < s.callers.size() && i < 2; ++i) absl::StrAppend(&where, " ← ", s.callers[i].function);
+    w->Line(absl::StrFormat("  %6s %s %6d× %s%s (%d nodes)", FormatPercent(s.share), R(FormatDuration(s.device_ns), 9),
+                            s.kernels, s.api, where, s.nodes));
+  }
+  if (g.unresolved_kernels > 0)
+    w->Line(absl::StrCat("  ", g.unresolved_kernels, " kernels (", FormatDuration(g.unresolved_ns),
+                         ") not traced to their capture (captured before the trace began, or no graph node records)"));
+}
+
 // GPU idle/busy per NVTX range (accounting/nvtx_ranges.h has the definitions).
 void NvtxRanges(const Analysis& a, Writer* w) {
   if (a.nvtx_ranges.empty()) return;
@@ -486,6 +505,7 @@ class TextFormat final : public ReportFormat {
     NvtxRanges(a, &w);
     Stacks(a, o, &w);
     Sites(a, o, &w);
+    GraphReplaySites(a, &w);
     Copies(a, &w);
     Memory(a, &w);
     InputWorkers(a, &w);

@@ -64,6 +64,26 @@ struct Site {
   double share = 0;
 };
 
+// CUDA graph replays by capture site (accounting/graph_replays.h): the capture-time call that
+// made the nodes whose replayed kernels took `device_ns` on the device.
+struct GraphCaptureSite {
+  std::string api;                // the capture-time call, e.g. "cudaLaunchKernel"
+  FrameInfo frame;                // as Site::frame
+  std::vector<FrameInfo> callers; // as Site::callers
+  TimeNs device_ns = 0;           // device time of the kernels replayed from these nodes
+  uint64_t kernels = 0;           // replayed kernels
+  uint64_t nodes = 0;             // captured nodes
+  double share = 0;               // of GraphReplays::device_ns
+};
+
+struct GraphReplays {
+  uint64_t kernels = 0;           // kernels that graph launches ran
+  TimeNs device_ns = 0;           // their device time
+  uint64_t unresolved_kernels = 0;  // not traced to a capture-time call
+  TimeNs unresolved_ns = 0;
+  std::vector<GraphCaptureSite> capture_sites;  // largest device_ns first
+};
+
 struct HistogramBucket {
   std::string label;              // "10µs-100µs"
   TimeNs min_ns = 0, max_ns = 0;  // [min, max); max 0 = unbounded
@@ -158,6 +178,7 @@ struct Analysis {
   MemorySummary memory;
   InputWorkersSummary input_workers;  // DataLoader workers and the host (input_workers.h)
   std::vector<NvtxRangeStats> nvtx_ranges;  // GPU idle/busy per NVTX range (nvtx_ranges.h)
+  GraphReplays graphs;            // CUDA graph replays by capture site (kernels 0: none)
   std::vector<Recommendation> recommendations;
   std::vector<std::string> notes; // where the trace carries no evidence for a finer answer
   uint64_t events = 0;            // records analysed

@@ -81,6 +81,40 @@ std::vector<Site> MergeSites(const std::vector<Site>& all, TimeNs total, size_t 
   return out;
 }
 
+// Graph replays of every trace: sums, and capture sites merged as MergeSites merges sites (the
+// API, the site frame and its callers).
+void MergeGraphReplays(const GraphReplays& in, GraphReplays* out) {
+  out->kernels += in.kernels;
+  out->device_ns += in.device_ns;
+  out->unresolved_kernels += in.unresolved_kernels;
+  out->unresolved_ns += in.unresolved_ns;
+  auto key = [](const GraphCaptureSite& s) {
+    std::string k = absl::StrCat(s.api, "\x1d", FrameKey(s.frame));
+    for (const FrameInfo& c : s.callers) absl::StrAppend(&k, "\x1d", FrameKey(c));
+    return k;
+  };
+  for (const GraphCaptureSite& s : in.capture_sites) {
+    auto same = [&](const GraphCaptureSite& m) { return key(m) == key(s); };
+    auto it = std::find_if(out->capture_sites.begin(), out->capture_sites.end(), same);
+    if (it == out->capture_sites.end()) {
+      out->capture_sites.push_back(s);
+      continue;
+    }
+    it->device_ns += s.device_ns;
+    it->kernels += s.kernels;
+    it->nodes += s.nodes;
+  }
+}
+
+void FinalizeGraphReplays(size_t limit, GraphReplays* g) {
+  std::sort(g->capture_sites.begin(), g->capture_sites.end(), [](const GraphCaptureSite& a, const GraphCaptureSite& b) {
+    return a.device_ns != b.device_ns ? a.device_ns > b.device_ns : a.api < b.api;
+  });
+  if (g->capture_sites.size() > limit) g->capture_sites.resize(limit);
+  for (GraphCaptureSite& s : g->capture_sites)
+    s.share = g->device_ns > 0 ? static_cast<double>(s.device_ns) / static_cast<double>(g->device_ns) : 0;
+}
+
 void Insert(StackTreeNode* node, const std::vector<FrameInfo>& frames, TimeNs ns) {
   node->inclusive_ns += ns;
   // From the outermost frame of the user's code (frames are stored leaf first) down to the site
@@ -200,10 +234,12 @@ Analysis AnalysisBuilder::Build() {
     any_stacks |= r.has_stacks;
     any_calls |= r.has_api_calls;
     MergeNvtxRanges(r.nvtx_ranges, &a.nvtx_ranges);
+    MergeGraphReplays(r.graphs, &a.graphs);
     a.traces.push_back(std::move(r.info));
   }
 
   FinalizeNvtxRanges(&a.nvtx_ranges);
+  FinalizeGraphReplays(options_.top_sites, &a.graphs);
 
   // Causes: every cause, in report order; shares of the steady-state idle time.
   TimeNs total = Sum(causes);

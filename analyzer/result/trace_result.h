@@ -49,6 +49,7 @@ struct TraceResult {
   bool has_api_calls = false, has_stacks = false, has_samples = false;
   bool has_sample_states = false;  // a sample with a thread state (a PyTorch profiler trace has none)
   std::vector<NvtxRangeStats> nvtx_ranges;  // GPU idle/busy per NVTX range (nvtx_ranges.h)
+  GraphReplays graphs;                      // capture_sites unsorted, shares unset
 };
 
 }  // namespace gs::analyzer

@@ -192,7 +192,11 @@ def check_trace_against_truth(trace, truth, planted, expect_mode, expect_source=
             held = [o["end_ns"] for o in ops
                     if op.get("submit_ns", 0) <= o.get("submit_ns", -1) <= call_for_act["exit_ns"] + slack
                     and orders_after(o, op, nonblocking)]
-            end_bound = max([op["end_ns"], call_for_act["exit_ns"]] + held) + slack
+            # simgpu's device thread stamps an event when it gets to run, so on a loaded machine the
+            # end event can complete well after everything before it: the end bound takes the same
+            # tolerance as the closeness check below (an 0.87 ms late end seen with the two cores
+            # busy), the start bound keeps its 50 us.
+            end_bound = max([op["end_ns"], call_for_act["exit_ns"]] + held) + tol
             check(call_for_act["enter_ns"] - slack <= act["start_ns"] <= op["start_ns"] + slack and
                   op["end_ns"] - slack <= act["end_ns"] <= end_bound,
                   "%s: pair [%d, %d] does not bracket truth [%d, %d] within call [%d, %d]" % (

@@ -21,6 +21,8 @@ LANG is cpp (the nvcc-built workload_SHAPE) or py (py/SHAPE.py on PY). What is c
                sync_heavy_sleep (sync_heavy --sleep-ms 6, default 100 Hz): >= 90% of all its
                host work is sleep and >= 90% of the idle on log_metrics (the recorded
                nanosleeps cover what samples miss; sync_heavy_sleep_1khz: the same from samples);
+  graphs       graph_replay: every replayed kernel traced to its capture-time call; the capture
+               sites by replayed device time are mlp_block 80% and attention_block 20% (±2 points);
   healthy      well_fed: no recommendation, utilisation > 95%.
   python root  py: the flame graph (`gsanalyze export --collapsed`, NVTX range frames aside) has
                one root, the script's `<module>`: every stack with a Python frame starts there, and
@@ -122,8 +124,10 @@ SCENARIOS = {
     # A step captured once as a CUDA graph and replayed with one cudaGraphLaunch a step: every
     # kernel of a replay carries the launch's correlation id. The replay that ends each gap is
     # launched from train_step, after its host work.
+    # The replayed kernels' device time by where they were captured: mlp_block 80%.
     "graph_replay": dict(cause="host_work", planted=["train_step"], attribution="call",
-                         state="cpu", max_other=0.05),
+                         state="cpu", max_other=0.05,
+                         graph_capture_sites=[("mlp_block", 0.80), ("attention_block", 0.20)]),
     "allocator_churn": dict(cause="allocator", planted=["allocate_activations", "free_activations"],
                             attribution="call",
                             # Allocation costs 5x simgpu's defaults (still realistic): at the
@@ -321,6 +325,25 @@ def check_other_share(rep, most, at, paths):
         100 * other, 100 * most, paths), False)
 
 
+def check_graph_capture_sites(rep, expected, at, paths):
+    """Graph replays: every replayed kernel traced to the capture-time call that made its node,
+    and the capture sites (by the replayed kernels' device time) are the expected functions with
+    their shares, within 2 points (the kernel durations are simgpu's, exact)."""
+    g = rep.get("graphs")
+    if not at.check(g is not None and g["kernels"] > 0, "no graphs section in the report %s" % paths, False):
+        return
+    at.check(g["unresolved_kernels"] == 0, "%d of %d replayed kernels not traced to their capture %s" % (
+        g["unresolved_kernels"], g["kernels"], paths), False)
+    # A site is its frame and callers (the launch goes through the workload's cudart wrapper):
+    # the expected function is one of them.
+    got = [([s["frame"]["function"]] + [c["function"] for c in s["callers"]], s["share"])
+           for s in g["capture_sites"]]
+    at.numbers["capture_sites"] = ", ".join("%s %.0f%%" % (" <- ".join(f[:3]), 100 * s) for f, s in got)
+    at.check(len(got) == len(expected) and all(
+        ef in f and abs(s - es) <= 0.02 for (f, s), (ef, es) in zip(got, expected)),
+        "graph capture sites %s, expected %s %s" % (got, expected, paths), False)
+
+
 def user_frames(stack):
     """The frames worth printing: Python frames and the workload's own, else all."""
     own = [f["function"] for f in stack["frames"]
@@ -494,6 +517,8 @@ def run_once(args, shape, spec, work):
         check_host_state(rep, spec, at, paths)
     if spec.get("after_sync_site"):
         check_after_sync(args, rep, trace, spec["after_sync_site"], at, paths)
+    if spec.get("graph_capture_sites"):
+        check_graph_capture_sites(rep, spec["graph_capture_sites"], at, paths)
     if spec.get("healthy"):
         check_healthy(rep, at, paths)
     if args.lang == "py":
