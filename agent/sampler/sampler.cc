@@ -38,6 +38,9 @@ static_assert(sizeof(SampleFixed) == 32, "fixed-size sample record");
 constexpr size_t kRingBytes = 1 << 20;  // ~2000 deep samples; drained every 10 ms
 constexpr int kMaxTargets = SignalStackSampler::kSlots;
 constexpr uint64_t kAbandonAfterNs = 1000000000ull;
+// How long a running thread's user-mode timer may stay unanswered before its samples go on
+// without a native stack (SampleTarget).
+constexpr uint64_t kUserTimerPatienceNs = 20000000ull;
 constexpr uint64_t kRefindPythonTicks = 10;
 // A thread is "computing" when its CPU time grew by at least 1/kComputeShareInverse of the wall
 // time since the previous tick. 5 (20%): a busy thread on a machine oversubscribed 4x still
@@ -340,10 +343,12 @@ void Sampler::SampleTarget(Target& t, uint64_t tick) {
 
   if (stat.state == 'R') {
     if (t.pending) {
-      // The previous signal is still unanswered: it stands for this tick. A user-mode timer that
-      // has not fired for a whole period means a thread running in the kernel (or blocking our
-      // signal): it gets the sample without a native stack below, and keeps its timer armed.
-      if (signals_.trigger() == SignalTrigger::kDirect || now - t.pending_since < period_ns_) return;
+      // The previous signal is still unanswered: it stands for this tick. A user-mode timer
+      // fires after 100 µs of the thread's own CPU time, which a thread that shares its core
+      // with others may take a few ms of wall time to get; one that has not fired for
+      // kUserTimerPatienceNs means a thread running in the kernel (or blocking our signal): it
+      // gets the sample without a native stack below, and keeps its timer armed.
+      if (signals_.trigger() == SignalTrigger::kDirect || now - t.pending_since < kUserTimerPatienceNs) return;
     }
     // R also covers a thread that is entering a system call and about to block: a signal that
     // lands then makes a non-restartable call (nanosleep, poll, ...) fail with EINTR. Threads
