@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "agent/capture/cuda_api/cuda_api.h"
+#include "agent/cupti/cupti_session.h"
 #include "agent/cupti/simgpu_cupti_rig.h"
 #include "simgpu.h"
 
@@ -36,6 +38,7 @@ std::vector<Call> DrainCalls(RingPool& pool) {
     pool.ring(r).ring.Drain([&](const RingRecordHeader& h) {
       const ApiCallView v = RingRecorder::View(h);
       const char* name = CudaApiName(v.event->source, v.event->api_id);
+      if (name == nullptr) name = CuptiSession::CallbackName(v.event->source, v.event->api_id);
       calls.push_back(Call{name != nullptr ? name : "?", v.event->source, v.event->api_class,
                            v.event->correlation_id, v.event->stream, v.pc_count});
     });
@@ -98,9 +101,10 @@ TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnThe
   const Call* copy = nullptr;
   const Call* rt_launch = nullptr;
   for (const Call& c : calls) {
-    if (c.source == ApiSource::kCuptiDriverCallback) driver.push_back(c.name);
-    // Runtime calls outside the table (cudaStreamCreate) are recorded too when they last 10 µs
-    // or more, which a first call may or may not: cupti_other_calls_test.cc checks those.
+    if (c.source == ApiSource::kCuptiDriverCallback && c.api_class != ApiClass::kOther) driver.push_back(c.name);
+    // Calls outside the tables (cudaStreamCreate, cuModuleLoadData) are recorded too when they
+    // last 10 µs or more, which a call may or may not: the test below and
+    // cupti_other_calls_test.cc check those.
     if (c.source == ApiSource::kCuptiCallback && c.api_class != ApiClass::kOther) runtime.push_back(c.name);
     if (c.name == "cuLaunchKernelEx") launch_ex = &c;
     if (c.name == "cuMemcpyHtoDAsync_v2") copy = &c;
@@ -135,6 +139,44 @@ TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnThe
   EXPECT_EQ(kernel_correlation["triton_add"], launch_ex->correlation);
   EXPECT_EQ(kernel_correlation["runtime_kernel"], rt_launch->correlation);
   EXPECT_EQ(copy_correlation, copy->correlation);
+}
+
+// The driver's other calls (GS_OTHER_CALLS_MIN_US=0 here: every one): a JIT launcher's
+// context and module calls are recorded, class other, with their stacks and CUPTI's names; a
+// runtime call's own driver calls are still its own (cudaStreamCreate's cuStreamCreate).
+TEST(CuptiDriverCallsTest, OtherDirectDriverCallsAreRecordedAsOther) {
+  SimgpuCuptiRig rig;
+  ASSERT_EQ(rig.Start(0), "");
+  CU_OK(cuInit(0));
+  CUdevice device;
+  CU_OK(cuDeviceGet(&device, 0));
+  CUcontext context;
+  CU_OK(cuDevicePrimaryCtxRetain(&context, device));
+  CU_OK(cuCtxSetCurrent(context));
+  std::ifstream in(DRIVER_CUBIN, std::ios::binary);
+  const std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CUmodule module;
+  CU_OK(cuModuleLoadData(&module, image.data()));
+  CUfunction add;
+  CU_OK(cuModuleGetFunction(&add, module, "triton_add"));
+  CUcontext current = nullptr;
+  CU_OK(cuCtxGetCurrent(&current));  // reads per-thread state: never subscribed to
+  cudaStream_t rt_stream;
+  ASSERT_EQ(cudaStreamCreate(&rt_stream), cudaSuccess);
+  rig.source->Stop();
+
+  std::vector<std::string> driver_other, runtime_other;
+  for (const Call& c : DrainCalls(rig.pool)) {
+    if (c.api_class != ApiClass::kOther) continue;
+    (c.source == ApiSource::kCuptiDriverCallback ? driver_other : runtime_other).push_back(c.name);
+    EXPECT_GT(c.pcs, 1) << c.name << ": its own stack";
+  }
+  for (const char* expected : {"cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuModuleLoadData",
+                               "cuModuleGetFunction"})
+    EXPECT_NE(std::find(driver_other.begin(), driver_other.end(), expected), driver_other.end()) << expected;
+  EXPECT_EQ(std::find(driver_other.begin(), driver_other.end(), "cuCtxGetCurrent"), driver_other.end());
+  EXPECT_EQ(std::find(driver_other.begin(), driver_other.end(), "cuStreamCreate"), driver_other.end());
+  EXPECT_EQ(runtime_other, std::vector<std::string>{"cudaStreamCreate"});
 }
 
 }  // namespace

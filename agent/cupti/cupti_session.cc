@@ -42,6 +42,12 @@ constexpr CUpti_CallbackId kStateReadingCalls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
 };
 
+constexpr CUpti_CallbackId kDriverStateReadingCalls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString, CUPTI_DRIVER_TRACE_CBID_cuGetErrorName,
+    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,
+};
+
 // The call's return value (cudaError_t or CUresult) at API_EXIT.
 int CallResult(const CUpti_CallbackData& data) {
   return data.functionReturnValue != nullptr ? *static_cast<const int*>(data.functionReturnValue) : 0;
@@ -62,10 +68,12 @@ const char* CuptiSession::CallbackName(ApiSource source, uint16_t cbid) {
   if (name_of(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr || name[0] == '\0') return nullptr;
   thread_local char buffer[128];
   size_t n = std::strlen(name);
-  // "_v" and digits at the end: the version CUPTI appends to runtime names.
+  // "_v" and digits at the end: the version CUPTI appends to runtime names (a driver name's
+  // "_v2" is the function's own: cuMemAlloc_v2).
   size_t cut = n;
   while (cut > 0 && name[cut - 1] >= '0' && name[cut - 1] <= '9') --cut;
-  if (cut < n && cut >= 2 && name[cut - 1] == 'v' && name[cut - 2] == '_') n = cut - 2;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cut < n && cut >= 2 && name[cut - 1] == 'v' && name[cut - 2] == '_')
+    n = cut - 2;
   if (n >= sizeof buffer) n = sizeof buffer - 1;
   std::memcpy(buffer, name, n);
   buffer[n] = '\0';
@@ -202,9 +210,19 @@ void CuptiSession::EnableApiCallbacks(bool enable) {
   } else {
     EnableTableRuntimeCallbacks(enable);
   }
-  for (size_t i = 0; i < kCudaDriverApiCount; ++i) {
-    library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
-                                    kCudaDriverApiInfo[i].cupti_cbid);
+  // The driver domain likewise: a JIT launcher's cuModuleLoadData or cuFuncGetAttribute is in
+  // CUDA too.
+  if (options_.other_calls_min_ns >= 0 && library_.fn.cuptiEnableDomain != nullptr &&
+      library_.fn.cuptiEnableDomain(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS) {
+    if (enable) {
+      for (const CUpti_CallbackId cbid : kDriverStateReadingCalls)
+        library_.fn.cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
+  } else {
+    for (size_t i = 0; i < kCudaDriverApiCount; ++i) {
+      library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                                      kCudaDriverApiInfo[i].cupti_cbid);
+    }
   }
   // Graph nodes as they are captured and instantiated: which call made each node
   // (HandleGraphNodeCallback).
@@ -379,7 +397,20 @@ void CuptiSession::HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_Callb
   thread.cupti_driver_correlation = 0;
   const uint64_t exit_ns = MonotonicNs();
   CudaDriverApi api;
-  if (!CudaDriverApiFromCupti(cbid, &api)) return;
+  if (!CudaDriverApiFromCupti(cbid, &api)) {
+    // Outside cuda_driver_api.def: as the runtime's other calls (HandleRuntimeCallback).
+    const uint64_t enter_ns =
+        data->correlationData != nullptr && *data->correlationData != 0 ? *data->correlationData : exit_ns;
+    if (recorder_ == nullptr) return;
+    if (static_cast<int64_t>(exit_ns - enter_ns) < options_.other_calls_min_ns) {
+      recorder_->CountUnrecordedCall(exit_ns - enter_ns);
+      return;
+    }
+    const CudaApiInfo other{nullptr, cbid, ApiClass::kOther, 0, CudaApiEffect::kNone, true};
+    FinishCall(other, CudaCallFacts{}, CallResult(*data), *data, ApiSource::kCuptiDriverCallback, cbid, exit_ns,
+               site);
+    return;
+  }
   const int result = CallResult(*data);
   const CudaCallFacts facts = CudaDriverFactsFromCuptiParams(api, data->functionParams, result == 0);
   FinishCall(InfoOf(api), facts, result, *data, ApiSource::kCuptiDriverCallback, cbid, exit_ns, site);

@@ -44,7 +44,8 @@ class CuptiSession {
     size_t buffer_bytes = 2u << 20;    // bytes per buffer (CUPTI recommends 1-10 MiB)
     uint32_t flush_period_ms = 100;    // cuptiActivityFlushPeriod: bounds how long records wait
     bool capture_stacks = true;        // for calls recorded from callbacks
-    // Runtime calls outside cuda_api.def (GS_OTHER_CALLS_MIN_US): recorded, as class "other",
+    // Runtime and driver calls outside cuda_api.def and cuda_driver_api.def
+    // (GS_OTHER_CALLS_MIN_US): recorded, as class "other",
     // when they last at least this long; shorter ones only counted. -1: not subscribed to.
     int64_t other_calls_min_ns = 10000;
   };

@@ -69,8 +69,8 @@
   X(cupti, CuptiMode, kEnum, GS_CUPTI, "auto", 0, 0, "auto|off",                                 \
     "auto: use CUPTI when it can be loaded and subscribed; off: interposition only.")            \
   X(other_calls_min_us, int, kInt, GS_OTHER_CALLS_MIN_US, "10", -1, 60000000, "",              \
-    "CUDA runtime calls outside the agent's table (cudaFuncSetAttribute, "                      \
-    "cudaStreamGetCaptureInfo, cudaGetDeviceProperties, ...), seen through CUPTI: one that "     \
+    "CUDA runtime and driver calls outside the agent's tables (cudaFuncSetAttribute, "          \
+    "cudaStreamGetCaptureInfo, cuModuleLoadData, ...), seen through CUPTI: one that "            \
     "lasts at least this many microseconds is recorded with its stack (its time is in CUDA, "   \
     "not host work); shorter ones are only counted. 0 records them all; -1 leaves them out.")    \
   X(cupti_library, std::string, kText, GS_CUPTI_LIBRARY, "", 0, 0, "",                           \
