@@ -108,6 +108,10 @@ SCENARIOS = {
                            args=["--cubin", "{workloads_dir}/compiled_model_kernels.cubin"]),
     # The same launcher calling the driver through the pointers cudaGetDriverEntryPoint returns
     # (cuGetProcAddress underneath), as cuBLAS does: interposing cu* by name would miss these.
+    # A C++ library that launches through cuGetProcAddress pointers (as cuBLAS does), called from
+    # a loop starved by prepare_batch.
+    "proc_address": dict(cause="host_work", planted=["prepare_batch"], attribution="call", max_other=0.05,
+                         args=["--cubin", "{workloads_dir}/compiled_model_kernels.cubin"]),
     "compiled_model_entry_points": dict(workload="compiled_model", cause="host_work",
                                         planted=["prepare_inputs"], attribution="call", state="cpu",
                                         max_other=0.05,

@@ -99,6 +99,9 @@ class Flags {
   void Add(const char* name, double* value, const char* help) {
     flags_.push_back({name, help, nullptr, value});
   }
+  void Add(const char* name, std::string* value, const char* help) {
+    flags_.push_back({name, help, nullptr, nullptr, value});
+  }
 
   // Parses argv; prints help and exits 0 on --help, exits 2 on a bad flag.
   void Parse(int argc, char** argv) {
@@ -126,6 +129,7 @@ class Flags {
     const char* help;
     long* int_value;
     double* real_value;
+    std::string* text_value = nullptr;
   };
 
   void Set(const std::string& name, const std::string& value) {
@@ -133,7 +137,9 @@ class Flags {
       if (name != f.name) continue;
       char* end = nullptr;
       errno = 0;
-      if (f.int_value) {
+      if (f.text_value) {
+        *f.text_value = value;
+      } else if (f.int_value) {
         long v = std::strtol(value.c_str(), &end, 10);
         if (end == value.c_str() || *end != '\0' || errno != 0 || v < 0) {
           Fail("--" + name + " wants a non-negative integer, not '" + value + "'");
@@ -159,7 +165,9 @@ class Flags {
   [[noreturn]] void Usage(FILE* out, int code) {
     std::fprintf(out, "usage: %s [flags]\n%s\n", program_, about_);
     for (const Flag& f : flags_) {
-      if (f.int_value) {
+      if (f.text_value) {
+        std::fprintf(out, "  --%-14s %s (default '%s')\n", f.name, f.help, f.text_value->c_str());
+      } else if (f.int_value) {
         std::fprintf(out, "  --%-14s %s (default %ld)\n", f.name, f.help, *f.int_value);
       } else {
         std::fprintf(out, "  --%-14s %s (default %g)\n", f.name, f.help, *f.real_value);
