@@ -63,6 +63,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       out->end_ns = m->end;
       out->bytes = m->bytes;
       out->correlation_id = m->correlationId;
+      out->graph_node_id = m->graphNodeId;
       out->device = m->deviceId;
       out->stream_id = m->streamId;
       out->context_id = m->contextId;
@@ -97,6 +98,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       out->end_ns = m->end;
       out->bytes = m->bytes;
       out->correlation_id = m->correlationId;
+      out->graph_node_id = m->graphNodeId;
       out->device = m->deviceId;
       out->stream_id = m->streamId;
       out->context_id = m->contextId;

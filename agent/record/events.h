@@ -120,7 +120,7 @@ struct GpuActivityEvent {
   uint64_t end_ns;
   uint64_t bytes;
   uint64_t address;
-  uint64_t graph_node_id;   // kernels replayed by a graph launch: CUPTI's graphNodeId, else 0
+  uint64_t graph_node_id;   // kernels, copies, memsets replayed by a graph launch: CUPTI's graphNodeId, else 0
   uint32_t correlation_id;
   uint32_t device;
   uint32_t stream_id;       // CUPTI stream id, or the agent's id for a cudaStream_t in fallback mode

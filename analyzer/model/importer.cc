@@ -216,7 +216,7 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
       if (!Plausible(r.start_ns, r.end_ns)) continue;
       const GpuActivity a = Convert(r);
       sink->OnActivity(a);
-      if (r.graph_node_id != 0) sink->OnGraphKernel(r.graph_node_id, a);
+      if (r.graph_node_id != 0 && a.kind == ActivityKind::kKernel) sink->OnGraphKernel(r.graph_node_id, a);
     }
     for (const trace::SampleRecord& r : ev.samples) {
       if (!Plausible(r.time_ns, r.time_ns)) continue;

@@ -362,6 +362,17 @@ def case_graph(args, extra=None, mode="cupti"):
                 check("e2e_planted_graph" in call["stack"], "capture-time launch without the planted frame")
                 origins.add(original)
         check(len(origins) == 3, "replayed kernels come from %d captured nodes, expected 3" % len(origins))
+        # The captured memset: one per replay, under the launch's correlation id, its node made
+        # in the capture-time cudaMemsetAsync.
+        memsets = [a for a in trace["activity"] if a["kind"] == 3]
+        check(len(memsets) == 4 and all(m["correlation_id"] in by_launch for m in memsets),
+              "replayed memsets: %s" % memsets)
+        setters = {c["correlation_id"]: c for c in trace["api"] if c["name"] == "cudaMemsetAsync"}
+        for m in memsets:
+            maker = created.get(cloned.get(m["graph_node_id"]))
+            call = setters.get(maker["correlation_id"]) if maker else None
+            check(call is not None and "e2e_planted_graph" in call["stack"],
+                  "replayed memset (graph node %s) not traced to the capture-time cudaMemsetAsync" % m["graph_node_id"])
     else:
         # Event pairs: one timed interval per replay (the pair brackets the whole graph), none for
         # the capture-time launches, whose stream was capturing.

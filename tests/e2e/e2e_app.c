@@ -167,16 +167,20 @@ __attribute__((noinline, used)) static int e2e_planted_ptsz(void) {
   return 3;
 }
 
-/* Capture, instantiate, replay kGraphReplays times. A tool that adds work to the capturing stream
- * (an event record) would change the graph or fail the capture: the CHECKs would say so. */
+/* Capture (kGraphNodes kernels and a memset), instantiate, replay kGraphReplays times. A tool that
+ * adds work to the capturing stream (an event record) would change the graph or fail the capture:
+ * the CHECKs would say so. */
 enum { kGraphNodes = 3, kGraphReplays = 4 };
 __attribute__((noinline, used)) static int e2e_planted_graph(void) {
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
   dim3 grid = {1, 1, 1}, block = {32, 1, 1};
   const void* kernel = simgpuKernel("e2e_graph_node", 200000);
+  void* scratch = NULL;
+  CHECK(cudaMalloc(&scratch, 1 << 20));
   CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   for (int i = 0; i < kGraphNodes; ++i) CHECK(cudaLaunchKernel(kernel, grid, block, NULL, 0, stream));
+  CHECK(cudaMemsetAsync(scratch, 0, 1 << 20, stream));
   cudaGraph_t graph;
   CHECK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec;
@@ -185,6 +189,7 @@ __attribute__((noinline, used)) static int e2e_planted_graph(void) {
   CHECK(cudaStreamSynchronize(stream));
   CHECK(cudaGraphExecDestroy(exec));
   CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaFree(scratch));
   CHECK(cudaStreamDestroy(stream));
   printf("graph: ok\n");
   return 3;

@@ -149,6 +149,8 @@ void RecordMemcpy(const SimgpuOpRecord& op) {
   m.runtimeCorrelationId = op.submit_domain == 1 ? 0 : op.correlation_id;
   m.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
   m.copyCount = 1;
+  m.graphId = op.graph_id;  // 0 unless a graph launch replayed it (driver/graphs.cc)
+  m.graphNodeId = op.graph_node_id;
   Append(m);
 }
 
@@ -168,6 +170,8 @@ void RecordMemset(const SimgpuOpRecord& op) {
   m.flags = op.flags;
   m.memoryKind = static_cast<uint16_t>(op.memory_kind);
   m.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
+  m.graphId = op.graph_id;
+  m.graphNodeId = op.graph_node_id;
   Append(m);
 }
 

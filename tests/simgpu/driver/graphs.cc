@@ -11,13 +11,17 @@
 //   * an instantiated graph is launched into a stream as one unit, ordered after the stream's
 //     earlier work; its nodes run in their dependency order (here: capture order on one stream,
 //     a chain);
-//   * CUPTI (tests/simgpu/CUPTI_CORRELATION.md, fact 7): every kernel of one graph launch carries
-//     the launch's correlation id, a graphId and a graphNodeId;
+//   * async copies and memsets into a capturing stream become memcpy and memset nodes ("Creating
+//     a Graph Using Stream Capture": the work is captured, not run); synchronous ones are
+//     prohibited and invalidate the capture;
+//   * CUPTI (tests/simgpu/CUPTI_CORRELATION.md, fact 7): every kernel, copy and memset of one
+//     graph launch carries the launch's correlation id, a graphId and a graphNodeId;
 //   * CUPTI's resource domain (fact 10): a captured kernel becomes a node inside its launch call
 //     (GRAPHNODE_CREATED), cudaGraphInstantiate clones each node (CREATED, then CLONED with the
 //     original), and a replayed kernel's graphNodeId is its clone's id.
-// Not modelled: nodes other than kernels (copies, memsets, events, host functions, frees on a
-// capturing stream are refused and invalidate the capture), cross-stream capture, explicit graph
+// Not modelled: other nodes (events, host functions, frees, and copies the host takes part in —
+// pageable staging, host to host — on a capturing stream are refused and invalidate the
+// capture), cross-stream capture, explicit graph
 // construction (cudaGraphAddKernelNode, ...), graph updates. Open, to check on a GPU: whether a
 // kernel record's graphId is the source graph's id (cuptiGetGraphId) or the executable's
 // (cuptiGetGraphExecId); simgpu reports the source graph's id.
@@ -35,7 +39,9 @@ namespace simgpu {
 
 struct GraphNode {
   uint64_t id;
-  LaunchArgs launch;
+  LaunchArgs launch;                // a kernel node
+  std::shared_ptr<OpHandle> op;     // a copy or memset node: its op as captured (timeline.cc)
+  int type = 0;                     // CUgraphNodeType: 0 kernel, 1 memcpy, 2 memset
 };
 
 // Nodes are allocated one by one and never freed: their addresses are the CUgraphNode handles
@@ -94,7 +100,7 @@ void ReportGraphNode(uint32_t cbid, const Graph* g, const GraphExec* exec, const
   ev.node_id = node->id;
   ev.original_node_id = original != nullptr ? original->id : 0;
   ev.graph_id = g->id;
-  ev.node_type = 0;  // CU_GRAPH_NODE_TYPE_KERNEL: the only kind captured here
+  ev.node_type = node->type;
   h->on_graph_node(&ev);
 }
 
@@ -103,14 +109,23 @@ constexpr uint32_t kGraphNodeCloned = 20;   // CUPTI_CBID_RESOURCE_GRAPHNODE_CLO
 
 }  // namespace
 
-cudaError_t CaptureKernel(Graph* g, const LaunchArgs& a) {
-  const GraphNode* node = new GraphNode{g_next_node_id.fetch_add(1), a};
+namespace {
+cudaError_t AppendNode(Graph* g, const GraphNode* node) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
     g->nodes.push_back(node);
   }
   ReportGraphNode(kGraphNodeCreated, g, nullptr, node, nullptr);
   return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t CaptureKernel(Graph* g, const LaunchArgs& a) {
+  return AppendNode(g, new GraphNode{g_next_node_id.fetch_add(1), a, nullptr, 0});
+}
+
+cudaError_t CaptureOp(Graph* g, std::shared_ptr<OpHandle> op, int node_type) {
+  return AppendNode(g, new GraphNode{g_next_node_id.fetch_add(1), LaunchArgs{}, std::move(op), node_type});
 }
 
 void InvalidateCapture(Graph* g) {
@@ -187,7 +202,8 @@ cudaError_t InstantiateGraph(Graph* g, GraphExec** exec) {
     e->device = g->device;
     // The executable's nodes are copies of the graph's, with ids of their own (header comment).
     originals = g->nodes;
-    for (const GraphNode* n : originals) e->nodes.push_back(new GraphNode{g_next_node_id.fetch_add(1), n->launch});
+    for (const GraphNode* n : originals)
+      e->nodes.push_back(new GraphNode{g_next_node_id.fetch_add(1), n->launch, n->op, n->type});
     Execs().insert(e);
   }
   for (size_t i = 0; i < originals.size(); ++i) {
@@ -212,7 +228,9 @@ cudaError_t LaunchGraph(GraphExec* e, Stream* s, uint32_t corr) {
     graph_id = e->graph_id;
   }
   for (const GraphNode* n : nodes) {
-    if (cudaError_t r = ScheduleKernel(s, n->launch, corr, graph_id, n->id)) return r;
+    const cudaError_t r = n->op != nullptr ? ScheduleCapturedOp(s, *n->op, corr, graph_id, n->id)
+                                           : ScheduleKernel(s, n->launch, corr, graph_id, n->id);
+    if (r != cudaSuccess) return r;
   }
   return cudaSuccess;
 }

@@ -65,8 +65,14 @@ cudaError_t RefuseWhileCapturing(Stream* s);
 // graph_id / graph_node_id go into its CUPTI record (0: not from a graph).
 cudaError_t ScheduleKernel(Stream* s, const LaunchArgs& a, uint32_t corr, uint32_t graph_id,
                            uint64_t graph_node_id);
-// graphs.cc: appends a kernel node to the graph being captured; marks a capture invalid.
+// Schedules a copy or memset node's op (`proto`, as the capture built it) on `s`, like
+// ScheduleKernel.
+cudaError_t ScheduleCapturedOp(Stream* s, const OpHandle& proto, uint32_t corr, uint32_t graph_id,
+                               uint64_t graph_node_id);
+// graphs.cc: appends a kernel node, or a copy or memset node (`op`, validated and timed but not
+// scheduled; `node_type` a CUgraphNodeType), to the graph being captured; marks a capture invalid.
 cudaError_t CaptureKernel(Graph* g, const LaunchArgs& a);
+cudaError_t CaptureOp(Graph* g, std::shared_ptr<OpHandle> op, int node_type);
 void InvalidateCapture(Graph* g);
 
 }  // namespace simgpu

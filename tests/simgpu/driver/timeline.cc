@@ -77,7 +77,7 @@ struct OpHandle {
   uint64_t collective_index = 0;
   uint64_t wait_ns = 0;              // latest rank's start - this rank's start
   cudaError_t fail = cudaSuccess;    // the rendezvous failed: the device's sticky error
-  // A kernel node of a graph replay (graphs.cc): CUPTI's graphId / graphNodeId; 0 otherwise.
+  // A node of a graph replay (graphs.cc): CUPTI's graphId / graphNodeId; 0 otherwise.
   uint32_t graph_id = 0;
   uint64_t graph_node_id = 0;
 };
@@ -419,6 +419,8 @@ void ReportCompleted(const OpHandle& op, bool fault) {
       break;
     case OpHandle::kCopy:
       r.kind = SIMGPU_OP_MEMCPY;
+      r.graph_id = op.graph_id;
+      r.graph_node_id = op.graph_node_id;
       r.bytes = op.bytes;
       r.copy_kind = op.copy_kind;
       r.src_kind = op.src_kind;
@@ -427,6 +429,8 @@ void ReportCompleted(const OpHandle& op, bool fault) {
       break;
     case OpHandle::kMemset:
       r.kind = SIMGPU_OP_MEMSET;
+      r.graph_id = op.graph_id;
+      r.graph_node_id = op.graph_node_id;
       r.bytes = op.bytes;
       r.memset_value = static_cast<uint32_t>(op.memset_value);
       r.memory_kind = op.dst_kind;
@@ -854,11 +858,33 @@ cudaError_t ScheduleKernel(Stream* s, const LaunchArgs& a, uint32_t corr, uint32
   return cudaSuccess;
 }
 
+cudaError_t ScheduleCapturedOp(Stream* s, const OpHandle& proto, uint32_t corr, uint32_t graph_id,
+                               uint64_t graph_node_id) {
+  auto op = NewOp(proto.kind, s, corr);
+  op->graph_id = graph_id;
+  op->graph_node_id = graph_node_id;
+  op->copy = proto.copy;
+  op->copy_kind = proto.copy_kind;
+  op->src_kind = proto.src_kind;
+  op->dst_kind = proto.dst_kind;
+  op->memset_value = proto.memset_value;
+  op->bytes = proto.bytes;
+  op->duration_ns = proto.duration_ns;
+  op->submit_ns = NowNs();
+  std::lock_guard<std::mutex> lock(T().mu);
+  if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
+  ScheduleLocked(op);
+  return cudaSuccess;
+}
+
 cudaError_t SubmitCopy(Stream* s, const CopyArgs& a, uint32_t corr, bool* host_must_wait,
                        std::shared_ptr<OpHandle>* out) {
   *host_must_wait = false;
   out->reset();
-  if (cudaError_t c = RefuseWhileCapturing(s)) return c;  // copy nodes are not modelled
+  // On a capturing stream an async copy becomes a node of the graph (graphs.cc); a synchronous
+  // one is prohibited and invalidates the capture.
+  Graph* const capturing = s->capture.load(std::memory_order_acquire);
+  if (capturing != nullptr && !a.async) return RefuseWhileCapturing(s);
   if (a.width == 0 || a.height == 0) return cudaSuccess;
   size_t dpitch = a.height > 1 ? a.dpitch : a.width;
   size_t spitch = a.height > 1 ? a.spitch : a.width;
@@ -932,6 +958,15 @@ cudaError_t SubmitCopy(Stream* s, const CopyArgs& a, uint32_t corr, bool* host_m
     *host_must_wait = pageable || kind == cudaMemcpyHostToHost;
     WaitUntilNs(NowNs() + GetConfig().api_host_ns);
   }
+  if (capturing != nullptr) {
+    // A node runs nothing now. Copies the host must take part in (pageable staging,
+    // host-to-host) are not modelled as nodes: refused, as other unmodelled operations are.
+    if (*host_must_wait) {
+      *host_must_wait = false;
+      return RefuseWhileCapturing(s);
+    }
+    return CaptureOp(capturing, op, 1);  // CU_GRAPH_NODE_TYPE_MEMCPY
+  }
   op->submit_ns = NowNs();
   std::lock_guard<std::mutex> lock(T().mu);
   if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
@@ -945,7 +980,8 @@ cudaError_t SubmitMemset(Stream* s, void* dst, int value, size_t width, size_t h
                          std::shared_ptr<OpHandle>* out) {
   *host_must_wait = false;
   out->reset();
-  if (cudaError_t c = RefuseWhileCapturing(s)) return c;  // memset nodes are not modelled
+  Graph* const capturing = s->capture.load(std::memory_order_acquire);  // as SubmitCopy
+  if (capturing != nullptr && !async) return RefuseWhileCapturing(s);
   if (width == 0 || height == 0) return cudaSuccess;
   if (height > 1 && pitch < width) return cudaErrorInvalidPitchValue;
   size_t p = height > 1 ? pitch : width;
@@ -967,6 +1003,7 @@ cudaError_t SubmitMemset(Stream* s, void* dst, int value, size_t width, size_t h
   // the target is pinned host memory or a Unified Memory region."
   *host_must_wait = !async && (info.kind == MemKind::kPinned || info.kind == MemKind::kManaged);
   if (async) WaitUntilNs(NowNs() + GetConfig().api_host_ns);
+  if (capturing != nullptr) return CaptureOp(capturing, op, 2);  // CU_GRAPH_NODE_TYPE_MEMSET
   op->submit_ns = NowNs();
   std::lock_guard<std::mutex> lock(T().mu);
   if (s->dev->sticky != cudaSuccess) return s->dev->sticky;

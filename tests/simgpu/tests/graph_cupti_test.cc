@@ -6,7 +6,8 @@
 // node id (the same nodes' ids in every replay of one executable graph). A subscriber to CUPTI's
 // resource domain sees each captured kernel become a node inside its launch call
 // (GRAPHNODE_CREATED) and cudaGraphInstantiate copy each node (GRAPHNODE_CREATED, then
-// GRAPHNODE_CLONED with the original), and the replayed kernels carry the copies' ids: the
+// GRAPHNODE_CLONED with the original), and the replayed kernels, memsets and copies carry the
+// copies' ids: the
 // mapping NVIDIA's cuda_graphs_trace sample follows (CUPTI_CORRELATION.md fact 10).
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -118,6 +119,7 @@ struct NodeEvent {
   uint64_t node_id, original_node_id;
   CUpti_CallbackId inside_cbid;  // the runtime call it happened in
   uint32_t inside_correlation;
+  CUgraphNodeType type;
 };
 std::mutex g_mu;
 std::vector<NodeEvent> g_events;
@@ -141,12 +143,12 @@ void CUPTIAPI NodeCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
   }
   if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
   const auto* graph = static_cast<const CUpti_GraphData*>(static_cast<const CUpti_ResourceData*>(cbdata)->resourceDescriptor);
-  NodeEvent e{cbid, 0, 0, t_call_cbid, t_call_correlation};
+  NodeEvent e{cbid, 0, 0, t_call_cbid, t_call_correlation, CU_GRAPH_NODE_TYPE_KERNEL};
   EXPECT_EQ(cuptiGetGraphNodeId(graph->node, &e.node_id), CUPTI_SUCCESS);
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
     EXPECT_EQ(cuptiGetGraphNodeId(graph->originalNode, &e.original_node_id), CUPTI_SUCCESS);
   }
-  EXPECT_EQ(graph->nodeType, CU_GRAPH_NODE_TYPE_KERNEL);
+  e.type = graph->nodeType;
   std::lock_guard<std::mutex> lock(g_mu);
   g_events.push_back(e);
 }
@@ -159,12 +161,22 @@ TEST(SimgpuGraphs, NodesAreCreatedInsideTheirCapturingLaunchAndClonedAtInstantia
   ASSERT_CUPTI_OK(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API));
   ASSERT_CUPTI_OK(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
   ASSERT_CUPTI_OK(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  ASSERT_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+  ASSERT_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+  ASSERT_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
   cudaStream_t stream;
   ASSERT_CUDA_OK(cudaStreamCreate(&stream));
   const char* names[] = {"traced_a", "traced_b", "traced_c"};
+  void* a = nullptr;
+  void* b = nullptr;
+  ASSERT_CUDA_OK(cudaMalloc(&a, 1 << 20));
+  ASSERT_CUDA_OK(cudaMalloc(&b, 1 << 20));
   ASSERT_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   for (const char* n : names)
     ASSERT_CUDA_OK(cudaLaunchKernel(simgpuKernel(n, 1000), dim3(1), dim3(32), nullptr, 0, stream));
+  // A memset and a device-to-device copy become nodes too (their records come at replay).
+  ASSERT_CUDA_OK(cudaMemsetAsync(a, 0, 1 << 20, stream));
+  ASSERT_CUDA_OK(cudaMemcpyAsync(b, a, 1 << 20, cudaMemcpyDeviceToDevice, stream));
   cudaGraph_t graph = nullptr;
   ASSERT_CUDA_OK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec = nullptr;
@@ -175,31 +187,58 @@ TEST(SimgpuGraphs, NodesAreCreatedInsideTheirCapturingLaunchAndClonedAtInstantia
   ASSERT_CUPTI_OK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
 
   std::lock_guard<std::mutex> lock(g_mu);
-  ASSERT_EQ(g_events.size(), 9u);  // 3 at capture; 3 x (created, cloned) at instantiation
+  ASSERT_EQ(g_events.size(), 15u);  // 5 at capture; 5 x (created, cloned) at instantiation
   ASSERT_EQ(g_launches, 3);
   std::vector<uint64_t> captured, clones;
-  for (int i = 0; i < 3; ++i) {
+  const CUgraphNodeType types[] = {CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_KERNEL,
+                                   CU_GRAPH_NODE_TYPE_MEMSET, CU_GRAPH_NODE_TYPE_MEMCPY};
+  const CUpti_CallbackId makers[] = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                     CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                                     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020};
+  for (int i = 0; i < 5; ++i) {
     const NodeEvent& e = g_events[i];
     EXPECT_EQ(e.cbid, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
-    EXPECT_EQ(e.inside_cbid, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-    EXPECT_EQ(e.inside_correlation, g_launch_correlation_by_order[i]);
+    EXPECT_EQ(e.inside_cbid, makers[i]) << i;
+    EXPECT_EQ(e.type, types[i]) << i;
+    if (i < 3) EXPECT_EQ(e.inside_correlation, g_launch_correlation_by_order[i]);
     captured.push_back(e.node_id);
   }
-  for (int i = 0; i < 3; ++i) {
-    const NodeEvent& created = g_events[3 + 2 * i];
-    const NodeEvent& cloned = g_events[4 + 2 * i];
+  for (int i = 0; i < 5; ++i) {
+    const NodeEvent& created = g_events[5 + 2 * i];
+    const NodeEvent& cloned = g_events[6 + 2 * i];
     EXPECT_EQ(created.cbid, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
     EXPECT_EQ(cloned.cbid, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
     EXPECT_EQ(created.inside_cbid, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000);
     EXPECT_EQ(cloned.inside_cbid, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000);
     EXPECT_EQ(cloned.node_id, created.node_id);
     EXPECT_EQ(cloned.original_node_id, captured[i]);
+    EXPECT_EQ(cloned.type, types[i]);
     clones.push_back(cloned.node_id);
   }
   std::map<std::string, uint64_t> replayed;
   for (const auto& k : cupti_test::RecordsOfKind<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
     replayed[k.name] = k.graphNodeId;
   for (int i = 0; i < 3; ++i) EXPECT_EQ(replayed[names[i]], clones[i]) << names[i];
+  // The memset and the copy ran once, at the replay, under the graph launch's correlation id.
+  const auto launches = cupti_test::RuntimeRecords(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000);
+  ASSERT_FALSE(launches.empty());
+  const uint32_t replay = launches.back().correlationId;
+  const auto memsets = cupti_test::RecordsOfKind<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
+  ASSERT_EQ(memsets.size(), 1u);
+  EXPECT_EQ(memsets[0].graphNodeId, clones[3]);
+  EXPECT_EQ(memsets[0].correlationId, replay);
+  EXPECT_EQ(memsets[0].bytes, 1u << 20);
+  std::vector<CUpti_ActivityMemcpy6> copies;
+  for (const auto& m : cupti_test::RecordsOfKind<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY))
+    if (m.graphNodeId != 0) copies.push_back(m);
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0].graphNodeId, clones[4]);
+  EXPECT_EQ(copies[0].correlationId, replay);
+  EXPECT_EQ(copies[0].copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD);
+  ASSERT_CUDA_OK(cudaFree(a));
+  ASSERT_CUDA_OK(cudaFree(b));
   ASSERT_CUDA_OK(cudaStreamDestroy(stream));
 }
 
