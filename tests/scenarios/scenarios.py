@@ -132,6 +132,11 @@ SCENARIOS = {
     "graph_replay": dict(cause="host_work", planted=["train_step"], attribution="call",
                          state="cpu", max_other=0.05,
                          graph_capture_sites=[("mlp_block", 0.80), ("attention_block", 0.20)]),
+    # PyTorch's expandable segments: the allocator's time is in driver calls (cuMemCreate/cuMemMap,
+    # cuMemUnmap/cuMemRelease), at allocator_churn's costs.
+    "expandable_segments": dict(cause="allocator", planted=["grow_segment", "shrink_segment"],
+                                attribution="call",
+                                env={"SIMGPU_MALLOC_HOST_NS": "100us", "SIMGPU_FREE_HOST_NS": "50us"}),
     "allocator_churn": dict(cause="allocator", planted=["allocate_activations", "free_activations"],
                             attribution="call",
                             # Allocation costs 5x simgpu's defaults (still realistic): at the

@@ -487,6 +487,83 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
   SG_RET(ToCu(e != cudaSuccess ? e : f));
 }
 
+// ---- virtual memory management: PyTorch's expandable segments (driver.h, "Virtual memory
+// management"). Costs: cuMemCreate what cudaMalloc costs (the backing allocation), cuMemRelease
+// what cudaFree costs, the rest an ordinary call's; no implicit synchronisation. ----------------
+
+CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
+                                              CUmemAllocationGranularity_flags option) {
+  SG_DRV(cuMemGetAllocationGranularity, granularity, prop, option);
+  if (granularity == nullptr || prop == nullptr || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    SG_RET(CUDA_ERROR_INVALID_VALUE);
+  *granularity = simgpu::kVmmGranularity;  // minimum and recommended alike
+  SG_RET(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                     unsigned long long flags) {
+  SG_DRV(cuMemAddressReserve, ptr, size, alignment, addr, flags);
+  if (ptr == nullptr || flags != 0) SG_RET(CUDA_ERROR_INVALID_VALUE);
+  simgpu::PayHostCost(simgpu::GetConfig().api_host_ns);
+  uintptr_t base = 0;  // `addr` is a hint: not honoured (allowed)
+  const int r = simgpu::VmmReserve(size, alignment, &base);
+  if (r == 0) *ptr = static_cast<CUdeviceptr>(base);
+  SG_RET(static_cast<CUresult>(r));
+}
+
+CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  SG_DRV(cuMemAddressFree, ptr, size);
+  SG_RET(static_cast<CUresult>(simgpu::VmmFree(static_cast<uintptr_t>(ptr), size)));
+}
+
+CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
+                             unsigned long long flags) {
+  SG_DRV(cuMemCreate, handle, size, prop, flags);
+  if (handle == nullptr || prop == nullptr || flags != 0 || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || prop->location.id < 0 ||
+      prop->location.id >= simgpu::DeviceCount())
+    SG_RET(CUDA_ERROR_INVALID_VALUE);
+  simgpu::PayHostCost(simgpu::GetConfig().malloc_host_ns);
+  uint64_t h = 0;
+  const int r = simgpu::VmmCreate(prop->location.id, size, &h);
+  if (r == 0) *handle = static_cast<CUmemGenericAllocationHandle>(h);
+  SG_RET(static_cast<CUresult>(r));
+}
+
+CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle) {
+  SG_DRV(cuMemRelease, handle);
+  simgpu::PayHostCost(simgpu::GetConfig().free_host_ns);
+  SG_RET(static_cast<CUresult>(simgpu::VmmRelease(static_cast<uint64_t>(handle))));
+}
+
+CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                          unsigned long long flags) {
+  SG_DRV(cuMemMap, ptr, size, offset, handle, flags);
+  if (flags != 0) SG_RET(CUDA_ERROR_INVALID_VALUE);
+  simgpu::PayHostCost(simgpu::GetConfig().api_host_ns);
+  SG_RET(static_cast<CUresult>(
+      simgpu::VmmMap(static_cast<uintptr_t>(ptr), size, offset, static_cast<uint64_t>(handle))));
+}
+
+CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  SG_DRV(cuMemUnmap, ptr, size);
+  simgpu::PayHostCost(simgpu::GetConfig().api_host_ns);
+  SG_RET(static_cast<CUresult>(simgpu::VmmUnmap(static_cast<uintptr_t>(ptr), size)));
+}
+
+CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+  SG_DRV(cuMemSetAccess, ptr, size, desc, count);
+  if (desc == nullptr || count == 0) SG_RET(CUDA_ERROR_INVALID_VALUE);
+  for (size_t i = 0; i < count; ++i) {
+    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || desc[i].location.id < 0 ||
+        desc[i].location.id >= simgpu::DeviceCount())
+      SG_RET(CUDA_ERROR_INVALID_VALUE);
+  }
+  simgpu::PayHostCost(simgpu::GetConfig().api_host_ns);
+  SG_RET(static_cast<CUresult>(simgpu::VmmCheckMapped(static_cast<uintptr_t>(ptr), size)));
+}
+
 // Triton's launcher checks every pointer argument with CU_POINTER_ATTRIBUTE_DEVICE_POINTER.
 // Memory CUDA does not know (pageable host memory): CUDA_ERROR_INVALID_VALUE, as documented.
 // simgpu reports managed memory as CU_MEMORYTYPE_DEVICE.

@@ -133,6 +133,22 @@ SIMGPU_DRIVER_API cudaError_t HostFreePinned(void* p, uint32_t corr);
 SIMGPU_DRIVER_API cudaError_t HostRegister(void* p, size_t size, uint32_t corr);
 SIMGPU_DRIVER_API cudaError_t HostUnregister(void* p, uint32_t corr);
 SIMGPU_DRIVER_API void MemInfo(int device, size_t* free_bytes, size_t* total_bytes);
+
+// Virtual memory management (cuMemAddressReserve/Create/Map/Unmap/Release/AddressFree), as the
+// CUDA driver API reference documents it and PyTorch's expandable segments use it: address ranges
+// reserved without memory, physical allocations on a device (counted against its memory), and
+// mappings of a whole allocation at offset 0 into a reserved range, which then is device memory
+// for copies and kernels (ClassifyPointer). Sizes and addresses in multiples of
+// kVmmGranularity. CUresult values (0 success). Memory records for these are not reported.
+inline constexpr size_t kVmmGranularity = size_t{2} << 20;
+SIMGPU_DRIVER_API int VmmReserve(size_t size, size_t alignment, uintptr_t* out);
+SIMGPU_DRIVER_API int VmmFree(uintptr_t base, size_t size);
+SIMGPU_DRIVER_API int VmmCreate(int device, size_t size, uint64_t* handle);
+SIMGPU_DRIVER_API int VmmRelease(uint64_t handle);
+SIMGPU_DRIVER_API int VmmMap(uintptr_t ptr, size_t size, size_t offset, uint64_t handle);
+SIMGPU_DRIVER_API int VmmUnmap(uintptr_t ptr, size_t size);
+// 0 when [ptr, ptr + size) is entirely mapped (cuMemSetAccess's precondition).
+SIMGPU_DRIVER_API int VmmCheckMapped(uintptr_t ptr, size_t size);
 SIMGPU_DRIVER_API int SetMemoryCapacity(size_t bytes);
 SIMGPU_DRIVER_API int SetCopyBandwidth(int memcpy_kind, int pinned, double bytes_per_second);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -82,6 +83,159 @@ void ReportMemory(SimgpuOpKind kind, MemKind mem, int device, uintptr_t address,
 
 }  // namespace
 
+// ---- virtual memory management (driver.h) -------------------------------------------------------
+// CUresult values returned here (cuda.h): the driver API functions return them as they are.
+namespace {
+constexpr int kCuSuccess = 0, kCuInvalidValue = 1, kCuOutOfMemory = 2;
+
+struct Physical {
+  int device;
+  size_t size;
+  int mappings = 0;
+  bool released = false;  // freed once its last mapping goes (cuMemRelease's documented rule)
+};
+
+struct VmmState {
+  std::map<uintptr_t, size_t> reserved;          // base -> size (PROT_NONE address space)
+  std::map<uintptr_t, uint64_t> mapped;          // mapping base -> handle
+  std::map<uint64_t, Physical> physical;         // handle -> allocation
+  uint64_t next_handle = 1;
+};
+
+VmmState& Vmm() {  // guarded by Mem().mu
+  static auto* v = new VmmState;
+  return *v;
+}
+
+bool Granular(size_t n) { return n != 0 && n % kVmmGranularity == 0; }
+
+// The reservation holding [ptr, ptr + size), or reserved.end().
+std::map<uintptr_t, size_t>::iterator ReservationOf(VmmState& v, uintptr_t ptr, size_t size) {
+  auto it = v.reserved.upper_bound(ptr);
+  if (it == v.reserved.begin()) return v.reserved.end();
+  --it;
+  return ptr + size <= it->first + it->second ? it : v.reserved.end();
+}
+
+void FreePhysicalLocked(MemoryState& m, VmmState& v, std::map<uint64_t, Physical>::iterator it) {
+  m.used[it->second.device] -= it->second.size;
+  v.physical.erase(it);
+}
+}  // namespace
+
+int VmmReserve(size_t size, size_t alignment, uintptr_t* out) {
+  if (!Granular(size) || (alignment != 0 && alignment % kVmmGranularity != 0)) return kCuInvalidValue;
+  const size_t align = alignment != 0 ? alignment : kVmmGranularity;
+  // Address space only: PROT_NONE until a mapping makes part of it device memory.
+  void* p = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return kCuOutOfMemory;
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t base = (raw + align - 1) / align * align;
+  if (base > raw) munmap(p, base - raw);
+  if (raw + size + align > base + size) munmap(reinterpret_cast<void*>(base + size), raw + size + align - base - size);
+  MemoryState& m = Mem();
+  std::lock_guard<std::mutex> lock(m.mu);
+  Vmm().reserved[base] = size;
+  *out = base;
+  return kCuSuccess;
+}
+
+int VmmFree(uintptr_t base, size_t size) {
+  MemoryState& m = Mem();
+  VmmState& v = Vmm();
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    auto it = v.reserved.find(base);
+    if (it == v.reserved.end() || it->second != size) return kCuInvalidValue;
+    auto mapped = v.mapped.lower_bound(base);
+    if (mapped != v.mapped.end() && mapped->first < base + size) return kCuInvalidValue;  // still mapped
+    v.reserved.erase(it);
+  }
+  munmap(reinterpret_cast<void*>(base), size);
+  return kCuSuccess;
+}
+
+int VmmCreate(int device, size_t size, uint64_t* handle) {
+  if (!Granular(size)) return kCuInvalidValue;
+  MemoryState& m = Mem();
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (device < 0 || static_cast<size_t>(device) >= m.used.size()) return kCuInvalidValue;
+  if (m.used[device] + size > m.capacity) return kCuOutOfMemory;
+  m.used[device] += size;
+  VmmState& v = Vmm();
+  *handle = v.next_handle++;
+  v.physical[*handle] = Physical{device, size};
+  return kCuSuccess;
+}
+
+int VmmRelease(uint64_t handle) {
+  MemoryState& m = Mem();
+  VmmState& v = Vmm();
+  std::lock_guard<std::mutex> lock(m.mu);
+  auto it = v.physical.find(handle);
+  if (it == v.physical.end() || it->second.released) return kCuInvalidValue;
+  it->second.released = true;
+  if (it->second.mappings == 0) FreePhysicalLocked(m, v, it);
+  return kCuSuccess;
+}
+
+int VmmMap(uintptr_t ptr, size_t size, size_t offset, uint64_t handle) {
+  MemoryState& m = Mem();
+  VmmState& v = Vmm();
+  std::lock_guard<std::mutex> lock(m.mu);
+  auto phys = v.physical.find(handle);
+  // "offset ... currently must be zero"; the whole allocation is mapped.
+  if (phys == v.physical.end() || phys->second.released || offset != 0 || size != phys->second.size ||
+      ptr % kVmmGranularity != 0 || ReservationOf(v, ptr, size) == v.reserved.end())
+    return kCuInvalidValue;
+  auto next = v.mapped.lower_bound(ptr);
+  if (next != v.mapped.end() && next->first < ptr + size) return kCuInvalidValue;  // overlaps a mapping
+  if (next != v.mapped.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + v.physical[prev->second].size > ptr) return kCuInvalidValue;
+  }
+  if (mprotect(reinterpret_cast<void*>(ptr), size, PROT_READ | PROT_WRITE) != 0) return kCuOutOfMemory;
+  v.mapped[ptr] = handle;
+  ++phys->second.mappings;
+  // mapped 0: the address space is the reservation's, never munmap'ed by DeviceFree.
+  m.allocations[ptr] = Allocation{size, 0, MemKind::kDevice, phys->second.device, false};
+  return kCuSuccess;
+}
+
+int VmmUnmap(uintptr_t ptr, size_t size) {
+  MemoryState& m = Mem();
+  VmmState& v = Vmm();
+  std::lock_guard<std::mutex> lock(m.mu);
+  auto it = v.mapped.find(ptr);
+  // "The range must be the entire contiguous address range that was mapped to."
+  if (it == v.mapped.end()) return kCuInvalidValue;
+  auto phys = v.physical.find(it->second);
+  if (phys == v.physical.end() || phys->second.size != size) return kCuInvalidValue;
+  // The physical memory leaves the range: its pages go back to the host (a later mapping of new
+  // memory reads zeros, as fresh memory may), and the range is address space only again.
+  madvise(reinterpret_cast<void*>(ptr), size, MADV_DONTNEED);
+  mprotect(reinterpret_cast<void*>(ptr), size, PROT_NONE);
+  v.mapped.erase(it);
+  m.allocations.erase(ptr);
+  if (--phys->second.mappings == 0 && phys->second.released) FreePhysicalLocked(m, v, phys);
+  return kCuSuccess;
+}
+
+int VmmCheckMapped(uintptr_t ptr, size_t size) {
+  MemoryState& m = Mem();
+  VmmState& v = Vmm();
+  std::lock_guard<std::mutex> lock(m.mu);
+  for (uintptr_t at = ptr; at < ptr + size;) {
+    auto it = v.mapped.upper_bound(at);
+    if (it == v.mapped.begin()) return kCuInvalidValue;
+    --it;
+    const size_t len = v.physical[it->second].size;
+    if (at >= it->first + len) return kCuInvalidValue;
+    at = it->first + len;
+  }
+  return size == 0 ? kCuInvalidValue : kCuSuccess;
+}
+
 PointerInfo ClassifyPointer(const void* p) {
   PointerInfo info;
   if (p == nullptr) return info;
@@ -97,6 +251,15 @@ PointerInfo ClassifyPointer(const void* p) {
   info.base = it->first;
   info.size = it->second.size;
   info.registered = it->second.registered;
+  // VMM mappings (mapped 0, device memory) that follow each other in the address space are one
+  // range for a copy or memset, as they are on a GPU: expandable segments rely on it.
+  if (it->second.mapped == 0 && it->second.kind == MemKind::kDevice) {
+    for (auto next = std::next(it); next != m.allocations.end() && next->first == info.base + info.size &&
+                                    next->second.mapped == 0 && next->second.kind == MemKind::kDevice &&
+                                    next->second.device == info.device;
+         ++next)
+      info.size += next->second.size;
+  }
   return info;
 }
 
@@ -143,7 +306,8 @@ cudaError_t DeviceFree(void* p, uint32_t corr) {
   {
     std::lock_guard<std::mutex> lock(m.mu);
     auto it = m.allocations.find(reinterpret_cast<uintptr_t>(p));
-    if (it == m.allocations.end() ||
+    // mapped 0: a VMM mapping (cuMemMap), which only cuMemUnmap undoes.
+    if (it == m.allocations.end() || it->second.mapped == 0 ||
         (it->second.kind != MemKind::kDevice && it->second.kind != MemKind::kManaged)) {
       return cudaErrorInvalidValue;
     }
