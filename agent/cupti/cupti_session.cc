@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <iterator>
 
 #include "agent/core/clock.h"
 #include "agent/capture/api_call_builder.h"
@@ -34,7 +35,10 @@ bool IsEssential(CUpti_ActivityKind kind) {
   return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_MEMCPY;
 }
 
-// Runtime calls left out of the whole-domain subscription (EnableApiCallbacks).
+// Calls left out of the whole-domain subscriptions (EnableApiCallbacks): they only read the
+// runtime's or driver's per-thread state or a version; a framework makes them around every launch
+// (cudaGetLastError after each, cudaGetDevice), they never wait, and two callbacks each would cost
+// more than the call (~45 ns on simgpu, BENCHMARKS.md).
 constexpr CUpti_CallbackId kStateReadingCalls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,     CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,        CUPTI_RUNTIME_TRACE_CBID_cudaGetErrorString_v3020,
@@ -195,30 +199,30 @@ void CuptiSession::Stop() {
   state_.store(kStopped, std::memory_order_release);
 }
 
-void CuptiSession::EnableApiCallbacks(bool enable) {
-  // The whole runtime domain: a thread inside cudaFuncSetAttribute, cudaStreamGetCaptureInfo or
-  // cudaGetDeviceProperties is in CUDA, not doing host work (HandleRuntimeCallback).
-  if (options_.other_calls_min_ns >= 0 && library_.fn.cuptiEnableDomain != nullptr &&
-      library_.fn.cuptiEnableDomain(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS) {
-    // Except the calls that only read the runtime's per-thread state or a version: a framework
-    // makes them around every launch (cudaGetLastError after each, cudaGetDevice), they never
-    // wait, and two callbacks each would cost more than the call (~45 ns on simgpu, BENCHMARKS.md).
-    if (enable) {
-      for (const CUpti_CallbackId cbid : kStateReadingCalls)
-        library_.fn.cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-    }
-  } else {
-    EnableTableRuntimeCallbacks(enable);
+bool CuptiSession::EnableWholeDomain(CUpti_CallbackDomain domain, bool enable, const CUpti_CallbackId* left_out,
+                                     size_t left_out_count) {
+  if (options_.other_calls_min_ns < 0 || library_.fn.cuptiEnableDomain == nullptr ||
+      library_.fn.cuptiEnableDomain(enable ? 1 : 0, subscriber_, domain) != CUPTI_SUCCESS)
+    return false;
+  if (enable) {
+    for (size_t i = 0; i < left_out_count; ++i) library_.fn.cuptiEnableCallback(0, subscriber_, domain, left_out[i]);
   }
-  // The driver domain likewise: a JIT launcher's cuModuleLoadData or cuFuncGetAttribute is in
-  // CUDA too.
-  if (options_.other_calls_min_ns >= 0 && library_.fn.cuptiEnableDomain != nullptr &&
-      library_.fn.cuptiEnableDomain(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS) {
-    if (enable) {
-      for (const CUpti_CallbackId cbid : kDriverStateReadingCalls)
-        library_.fn.cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  return true;
+}
+
+void CuptiSession::EnableApiCallbacks(bool enable) {
+  // The whole runtime and driver domains: a thread inside cudaFuncSetAttribute,
+  // cudaStreamGetCaptureInfo or a JIT launcher's cuModuleLoadData is in CUDA, not doing host work
+  // (HandleRuntimeCallback, HandleDriverCallback); else the tables' functions only.
+  if (!EnableWholeDomain(CUPTI_CB_DOMAIN_RUNTIME_API, enable, kStateReadingCalls, std::size(kStateReadingCalls))) {
+    for (size_t i = 0; i < kCudaApiCount; ++i) {
+      const CudaApiInfo& info = kCudaApiInfo[i];
+      if (!info.recorded) continue;
+      library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, info.cupti_cbid);
     }
-  } else {
+  }
+  if (!EnableWholeDomain(CUPTI_CB_DOMAIN_DRIVER_API, enable, kDriverStateReadingCalls,
+                         std::size(kDriverStateReadingCalls))) {
     for (size_t i = 0; i < kCudaDriverApiCount; ++i) {
       library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
                                       kCudaDriverApiInfo[i].cupti_cbid);
@@ -229,14 +233,6 @@ void CuptiSession::EnableApiCallbacks(bool enable) {
   if (library_.fn.cuptiGetGraphNodeId != nullptr) {
     for (const CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
       library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
-  }
-}
-
-void CuptiSession::EnableTableRuntimeCallbacks(bool enable) {
-  for (size_t i = 0; i < kCudaApiCount; ++i) {
-    const CudaApiInfo& info = kCudaApiInfo[i];
-    if (!info.recorded) continue;
-    library_.fn.cuptiEnableCallback(enable ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, info.cupti_cbid);
   }
 }
 
@@ -338,6 +334,23 @@ void CuptiSession::FinishCall(const CudaApiInfo& info, const CudaCallFacts& fact
   recorder_->RecordApiCallFrom(event, options_.capture_stacks, 2, site);
 }
 
+void CuptiSession::FinishOtherCall(const CUpti_CallbackData& data, ApiSource source, CUpti_CallbackId cbid,
+                                   uint64_t exit_ns, const CallSite& site) {
+  // Outside the tables: no facts, no effect, class "other". Most such calls are short and
+  // frequent (cudaStreamIsCapturing in every allocation, cuPointerGetAttribute per argument): a
+  // record each would cost more than they take and hold no gap, so below the threshold they are
+  // only counted.
+  if (recorder_ == nullptr) return;
+  const uint64_t enter_ns =
+      data.correlationData != nullptr && *data.correlationData != 0 ? *data.correlationData : exit_ns;
+  if (static_cast<int64_t>(exit_ns - enter_ns) < options_.other_calls_min_ns) {
+    recorder_->CountUnrecordedCall(exit_ns - enter_ns);
+    return;
+  }
+  const CudaApiInfo other{nullptr, cbid, ApiClass::kOther, 0, CudaApiEffect::kNone, true};
+  FinishCall(other, CudaCallFacts{}, CallResult(data), data, source, cbid, exit_ns, site);
+}
+
 void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData* data,
                                          const CallSite& site) {
   CaptureThreadState& thread = ThisThreadCaptureState();
@@ -359,19 +372,7 @@ void CuptiSession::HandleRuntimeCallback(CUpti_CallbackId cbid, const CUpti_Call
   const uint64_t exit_ns = MonotonicNs();
   CudaApi api;
   if (!CudaApiFromCupti(cbid, &api)) {
-    // Outside the table: no facts, no effect, class "other". Most such calls are short and
-    // frequent (cudaGetLastError after every launch, cudaGetDevice, cudaStreamIsCapturing): a
-    // record each would cost more than they take and hold no gap, so below the threshold they
-    // are only counted.
-    const uint64_t enter_ns =
-        data->correlationData != nullptr && *data->correlationData != 0 ? *data->correlationData : exit_ns;
-    if (recorder_ == nullptr) return;
-    if (static_cast<int64_t>(exit_ns - enter_ns) < options_.other_calls_min_ns) {
-      recorder_->CountUnrecordedCall(exit_ns - enter_ns);
-      return;
-    }
-    const CudaApiInfo other{nullptr, cbid, ApiClass::kOther, 0, CudaApiEffect::kNone, true};
-    FinishCall(other, CudaCallFacts{}, CallResult(*data), *data, ApiSource::kCuptiCallback, cbid, exit_ns, site);
+    FinishOtherCall(*data, ApiSource::kCuptiCallback, cbid, exit_ns, site);
     return;
   }
   const int result = CallResult(*data);
@@ -398,17 +399,7 @@ void CuptiSession::HandleDriverCallback(CUpti_CallbackId cbid, const CUpti_Callb
   const uint64_t exit_ns = MonotonicNs();
   CudaDriverApi api;
   if (!CudaDriverApiFromCupti(cbid, &api)) {
-    // Outside cuda_driver_api.def: as the runtime's other calls (HandleRuntimeCallback).
-    const uint64_t enter_ns =
-        data->correlationData != nullptr && *data->correlationData != 0 ? *data->correlationData : exit_ns;
-    if (recorder_ == nullptr) return;
-    if (static_cast<int64_t>(exit_ns - enter_ns) < options_.other_calls_min_ns) {
-      recorder_->CountUnrecordedCall(exit_ns - enter_ns);
-      return;
-    }
-    const CudaApiInfo other{nullptr, cbid, ApiClass::kOther, 0, CudaApiEffect::kNone, true};
-    FinishCall(other, CudaCallFacts{}, CallResult(*data), *data, ApiSource::kCuptiDriverCallback, cbid, exit_ns,
-               site);
+    FinishOtherCall(*data, ApiSource::kCuptiDriverCallback, cbid, exit_ns, site);
     return;
   }
   const int result = CallResult(*data);

@@ -98,7 +98,10 @@ class CuptiSession {
   // domain while other calls are recorded, Options::other_calls_min_ns) and every driver function
   // of cuda_driver_api.def.
   void EnableApiCallbacks(bool enable);
-  void EnableTableRuntimeCallbacks(bool enable);
+  // The whole `domain` on or off, less `left_out` when on; false (nothing changed) where other
+  // calls are not wanted (Options::other_calls_min_ns < 0) or CUPTI refuses.
+  bool EnableWholeDomain(CUpti_CallbackDomain domain, bool enable, const CUpti_CallbackId* left_out,
+                         size_t left_out_count);
 
   __attribute__((noinline)) static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                                             CUpti_CallbackId cbid, const void* cbdata);
@@ -124,6 +127,11 @@ class CuptiSession {
                                                         uint64_t exit_ns, const CallSite& site);
   // GRAPHNODE_CREATED / GRAPHNODE_CLONED: the node, the node it copies, or the call it was made in.
   void HandleGraphNodeCallback(CUpti_CallbackId cbid, const CUpti_ResourceData* data);
+  // A call outside both tables at API_EXIT: recorded as class other, or counted when shorter
+  // than Options::other_calls_min_ns. Always inlined into the handlers, as FinishCall.
+  __attribute__((always_inline)) inline void FinishOtherCall(const CUpti_CallbackData& data, ApiSource source,
+                                                             CUpti_CallbackId cbid, uint64_t exit_ns,
+                                                             const CallSite& site);
   void ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t valid_size);
   uint32_t DeviceOf(CUcontext context);
   std::string ResultName(CUptiResult result) const;
