@@ -48,11 +48,9 @@ std::vector<Call> DrainCalls(RingPool& pool) {
 
 #define CU_OK(call) ASSERT_EQ((call), CUDA_SUCCESS) << #call
 
-TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnTheirDriverCalls) {
-  SimgpuCuptiRig rig;
-  ASSERT_EQ(rig.Start(), "");
-
-  // A JIT launcher's set-up: none of it is in cuda_driver_api.def but the allocations.
+// What a JIT launcher does before its first launch: the primary context made current, the cubin
+// loaded with cuModuleLoadData, its kernel found.
+void LoadTritonAdd(CUfunction* add) {
   CU_OK(cuInit(0));
   CUdevice device;
   CU_OK(cuDeviceGet(&device, 0));
@@ -64,8 +62,16 @@ TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnThe
   ASSERT_FALSE(image.empty()) << DRIVER_CUBIN;
   CUmodule module;
   CU_OK(cuModuleLoadData(&module, image.data()));
-  CUfunction add;
-  CU_OK(cuModuleGetFunction(&add, module, "triton_add"));
+  CU_OK(cuModuleGetFunction(add, module, "triton_add"));
+}
+
+TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnTheirDriverCalls) {
+  SimgpuCuptiRig rig;
+  ASSERT_EQ(rig.Start(), "");
+
+  // A JIT launcher's set-up: none of it is in cuda_driver_api.def but the allocations.
+  CUfunction add = nullptr;
+  ASSERT_NO_FATAL_FAILURE(LoadTritonAdd(&add));
   const int n = 1 << 12;
   CUdeviceptr bufs[3];
   for (CUdeviceptr& b : bufs) CU_OK(cuMemAlloc_v2(&b, n * sizeof(float)));
@@ -147,18 +153,8 @@ TEST(CuptiDriverCallsTest, DirectDriverCallsAreRecordedOnceAndRuntimeCallsOwnThe
 TEST(CuptiDriverCallsTest, OtherDirectDriverCallsAreRecordedAsOther) {
   SimgpuCuptiRig rig;
   ASSERT_EQ(rig.Start(0), "");
-  CU_OK(cuInit(0));
-  CUdevice device;
-  CU_OK(cuDeviceGet(&device, 0));
-  CUcontext context;
-  CU_OK(cuDevicePrimaryCtxRetain(&context, device));
-  CU_OK(cuCtxSetCurrent(context));
-  std::ifstream in(DRIVER_CUBIN, std::ios::binary);
-  const std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CUmodule module;
-  CU_OK(cuModuleLoadData(&module, image.data()));
-  CUfunction add;
-  CU_OK(cuModuleGetFunction(&add, module, "triton_add"));
+  CUfunction add = nullptr;
+  ASSERT_NO_FATAL_FAILURE(LoadTritonAdd(&add));
   CUcontext current = nullptr;
   CU_OK(cuCtxGetCurrent(&current));  // reads per-thread state: never subscribed to
   cudaStream_t rt_stream;

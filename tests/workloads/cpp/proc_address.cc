@@ -1,9 +1,8 @@
 // proc_address.cc — a training loop whose model step runs inside a library that reaches the
 // driver only through cuGetProcAddress (gemm_library.h), the way cuBLAS and cuDNN do: the host
-// prepares each batch in prepare_batch() (CPU work, default 12 ms) and uploads it from there with
-// cudaMemcpyAsync from a pinned buffer; then gemm_library_forward() launches three kernels (1, 2
-// and 1 ms) through the cuLaunchKernel pointer the driver handed out. Every other step waits for
-// the upload that last read its pinned buffer (cudaEventSynchronize).
+// prepares each batch in prepare_batch() (CPU work, default 12 ms) and uploads it from there
+// through two pinned staging buffers (gsw::PinnedStaging); then gemm_library_forward() launches
+// three kernels (1, 2 and 1 ms) through the cuLaunchKernel pointer the driver handed out.
 //
 // Expected verdict: GPU utilisation ~ 4/12 ~ 33%; the idle time is host CPU work in
 // prepare_batch(); the library's launches are seen (CUPTI's driver callbacks) although no cu*
@@ -12,18 +11,18 @@
 //          --cubin <build>/tests/workloads/compiled_model_kernels.cubin [--steps N] [--load-ms MS]
 #include <cuda_runtime_api.h>
 
-#include <cstring>
 #include <string>
+#include <vector>
 
 #include "gemm_library.h"
 #include "workload.h"
 
 GSW_SIMULATED_KERNEL_DURATIONS("triton_poi_fused_add_relu_0=1ms,triton_red_fused_sum_1=2ms,triton_per_fused_mul_2=1ms")
 
-GSW_PLANTED float prepare_batch(float* pinned, size_t floats, double load_ms, float* device_input,
-                                cudaStream_t stream) {
-  const float checksum = gsw::CpuWork(pinned, floats, load_ms);
-  GSW_CHECK(cudaMemcpyAsync(device_input, pinned, floats * sizeof(float), cudaMemcpyHostToDevice, stream));
+GSW_PLANTED float prepare_batch(float* batch, size_t floats, double load_ms, gsw::PinnedStaging& staging, long step,
+                                float* device_input, cudaStream_t stream) {
+  const float checksum = gsw::CpuWork(batch, floats, load_ms);
+  staging.Upload(step, batch, device_input, stream);
   return checksum;
 }
 
@@ -48,24 +47,17 @@ int main(int argc, char** argv) {
   for (float*& d : device) GSW_CHECK(cudaMalloc(reinterpret_cast<void**>(&d), bytes));
   cudaStream_t stream;
   GSW_CHECK(cudaStreamCreate(&stream));
-  float* pinned[2];
-  cudaEvent_t copied[2];
-  for (int i = 0; i < 2; ++i) {
-    GSW_CHECK(cudaMallocHost(reinterpret_cast<void**>(&pinned[i]), bytes));
-    std::memset(pinned[i], 0, bytes);
-    GSW_CHECK(cudaEventCreateWithFlags(&copied[i], cudaEventDisableTiming));
-  }
+  std::vector<float> batch(floats, 0.0f);
+  gsw::PinnedStaging staging(bytes);
 
   const uint64_t start = gsw::NowNs();
   uint64_t load_ns = 0;
   float checksum = 0.0f;
   for (long step = 0; step < steps; ++step) {
-    const int slot = static_cast<int>(step % 2);
-    if (step >= 2) GSW_CHECK(cudaEventSynchronize(copied[slot]));
+    staging.WaitForSlot(step);
     const uint64_t t0 = gsw::NowNs();
-    checksum += prepare_batch(pinned[slot], floats, load_ms, device[0], stream);
+    checksum += prepare_batch(batch.data(), floats, load_ms, staging, step, device[0], stream);
     load_ns += gsw::NowNs() - t0;
-    GSW_CHECK(cudaEventRecord(copied[slot], stream));
     if (gemm_library_forward(stream, reinterpret_cast<uintptr_t>(device[0]), reinterpret_cast<uintptr_t>(device[1]),
                              reinterpret_cast<uintptr_t>(device[2]), static_cast<int>(floats)) != 0)
       return 1;
@@ -73,10 +65,6 @@ int main(int argc, char** argv) {
   GSW_CHECK(cudaStreamSynchronize(stream));
   const uint64_t end = gsw::NowNs();
 
-  for (int i = 0; i < 2; ++i) {
-    GSW_CHECK(cudaEventDestroy(copied[i]));
-    GSW_CHECK(cudaFreeHost(pinned[i]));
-  }
   for (float* d : device) GSW_CHECK(cudaFree(d));
   GSW_CHECK(cudaStreamDestroy(stream));
   gsw::Summary("proc_address")
