@@ -85,7 +85,7 @@ def run_step(rt, kernels, base, stream):
 def main(argv=None):
     args = workload.parse_flags("expandable_segments.py", __doc__, [
         ("steps", 60, "training steps"),
-        ("granules", 16, "2 MiB allocations mapped (and unmapped) per step"),
+        ("granules", 32, "2 MiB allocations mapped (and unmapped) per step"),
         ("layers", 8, "forward kernels of 120 us per step"),
     ], argv)
     rt = cudart.load()
