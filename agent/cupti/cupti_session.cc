@@ -46,10 +46,12 @@ constexpr CUpti_CallbackId kStateReadingCalls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
 };
 
+// Triton's launcher checks every pointer argument of every launch with cuPointerGetAttribute.
 constexpr CUpti_CallbackId kDriverStateReadingCalls[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
-    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString, CUPTI_DRIVER_TRACE_CBID_cuGetErrorName,
-    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,       CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString,      CUPTI_DRIVER_TRACE_CBID_cuGetErrorName,
+    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,
 };
 
 // The call's return value (cudaError_t or CUresult) at API_EXIT.
