@@ -202,7 +202,9 @@ TEST(SimgpuGraphs, NodesAreCreatedInsideTheirCapturingLaunchAndClonedAtInstantia
     EXPECT_EQ(e.cbid, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
     EXPECT_EQ(e.inside_cbid, makers[i]) << i;
     EXPECT_EQ(e.type, types[i]) << i;
-    if (i < 3) EXPECT_EQ(e.inside_correlation, g_launch_correlation_by_order[i]);
+    if (i < 3) {
+      EXPECT_EQ(e.inside_correlation, g_launch_correlation_by_order[i]);
+    }
     captured.push_back(e.node_id);
   }
   for (int i = 0; i < 5; ++i) {

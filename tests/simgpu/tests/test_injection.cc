@@ -73,7 +73,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) std::abort();
   }
-  static const SimgpuToolHooks hooks{OnApi, OnRecord, OnOp};
+  static const SimgpuToolHooks hooks{OnApi, OnRecord, OnOp, nullptr};  // no graph node events
   simgpuDriverSetToolHooks(&hooks);
   return 1;
 }
