@@ -201,11 +201,7 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
   for (const GraphReplayAccounting::Site& g : graphs.sites) {
     GraphCaptureSite s;
     s.api = tables_.FunctionName(g.function);
-    const std::vector<FrameInfo> frames = ChargeKeyFrames(tables_, g.key);
-    const size_t at = SiteFrameIndex(frames);
-    if (at < frames.size()) s.frame = frames[at];
-    constexpr size_t kSiteCallers = 4;  // as the resume sites (attribution.cc)
-    for (size_t i = at + 1; i < frames.size() && s.callers.size() < kSiteCallers; ++i) s.callers.push_back(frames[i]);
+    SiteWithCallers(ChargeKeyFrames(tables_, g.key), kSiteCallers, &s.frame, &s.callers);
     s.device_ns = g.device_ns;
     s.kernels = g.kernels;
     s.nodes = g.nodes;

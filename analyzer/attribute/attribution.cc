@@ -175,16 +175,8 @@ void IdleAttribution::Finish(TimeNs t0, TraceResult* r) {
     for (const auto& [key, acc] : from) {
       Site s;
       s.api = tables_.FunctionName(acc.function);
-      if (!(key & kFunctionKeyBit) && key != 0) {
-        // The site and a few of its callers: "after sync at cudaMemcpy in Runtime.call ←
-        // Runtime.memcpy ← read_loss" names the user's function even behind a thin wrapper.
-        const std::vector<FrameInfo> frames = StackFrames(static_cast<uint32_t>(key));
-        const size_t at = SiteFrameIndex(frames);
-        if (at < frames.size()) s.frame = frames[at];
-        constexpr size_t kSiteCallers = 4;
-        for (size_t i = at + 1; i < frames.size() && s.callers.size() < kSiteCallers; ++i)
-          s.callers.push_back(frames[i]);
-      }
+      if (!(key & kFunctionKeyBit) && key != 0)
+        SiteWithCallers(StackFrames(static_cast<uint32_t>(key)), kSiteCallers, &s.frame, &s.callers);
       s.idle_ns = acc.ns;
       s.count = acc.count;
       to->push_back(std::move(s));

@@ -96,6 +96,14 @@ bool IsLibraryFrame(const FrameInfo& f) {
   return IsRuntimeFrame(f) || IsLanguageGlueFrame(f) || IsInstalledPackageFrame(f) || IsSystemRuntimeFrame(f);
 }
 
+void SiteWithCallers(const std::vector<FrameInfo>& frames, size_t max_callers, FrameInfo* frame,
+                     std::vector<FrameInfo>* callers) {
+  const size_t at = SiteFrameIndex(frames);
+  if (at >= frames.size()) return;
+  *frame = frames[at];
+  for (size_t i = at + 1; i < frames.size() && callers->size() < max_callers; ++i) callers->push_back(frames[i]);
+}
+
 size_t SiteFrameIndex(const std::vector<FrameInfo>& frames) {
   for (size_t i = 0; i < frames.size(); ++i)
     if (!IsLibraryFrame(frames[i])) return i;

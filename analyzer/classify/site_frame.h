@@ -22,6 +22,14 @@ namespace gs::analyzer {
 FrameInfo SiteFrame(const std::vector<FrameInfo>& frames);
 // Index of SiteFrame's frame in `frames` (0 when `frames` is empty or holds entry frames only).
 size_t SiteFrameIndex(const std::vector<FrameInfo>& frames);
+// How many callers a reported site keeps (resume, after-sync and graph capture sites).
+inline constexpr size_t kSiteCallers = 4;
+// A call site as reports name it: SiteFrame's frame into *frame (left as it is when `frames` is
+// empty) and up to `max_callers` of the frames that called it, innermost first, into *callers
+// ("after sync at cudaMemcpy in Runtime.call ← Runtime.memcpy ← read_loss" names the user's
+// function even behind a thin wrapper).
+void SiteWithCallers(const std::vector<FrameInfo>& frames, size_t max_callers, FrameInfo* frame,
+                     std::vector<FrameInfo>* callers);
 // True for frames that are the machinery between the user's code and the GPU: the CUDA runtime
 // and libraries, the agent, language glue (libffi, ctypes, the interpreter's own native frames),
 // installed packages (site-packages, dist-packages: Python files and native extension modules

@@ -56,13 +56,18 @@ TimeNs Sum(const CauseNs& c) {
 }
 
 // Sites merge by API and frame; sorted by idle time, cut to `limit`, shares of `total`.
+// What makes two sites of several traces one: the call, its frame and its callers (one wrapper
+// called from two places is two sites).
+std::string SiteKey(const std::string& api, const FrameInfo& frame, const std::vector<FrameInfo>& callers) {
+  std::string key = absl::StrCat(api, "\x1d", FrameKey(frame));
+  for (const FrameInfo& c : callers) absl::StrAppend(&key, "\x1d", FrameKey(c));
+  return key;
+}
+
 std::vector<Site> MergeSites(const std::vector<Site>& all, TimeNs total, size_t limit) {
   std::map<std::string, Site> merged;
   for (const Site& s : all) {
-    // Callers are part of a site: one wrapper called from two places is two sites.
-    std::string key = absl::StrCat(s.api, "\x1d", FrameKey(s.frame));
-    for (const FrameInfo& c : s.callers) absl::StrAppend(&key, "\x1d", FrameKey(c));
-    Site& m = merged[key];
+    Site& m = merged[SiteKey(s.api, s.frame, s.callers)];
     if (m.count == 0) {
       m.api = s.api;
       m.frame = s.frame;
@@ -81,18 +86,13 @@ std::vector<Site> MergeSites(const std::vector<Site>& all, TimeNs total, size_t 
   return out;
 }
 
-// Graph replays of every trace: sums, and capture sites merged as MergeSites merges sites (the
-// API, the site frame and its callers).
+// Graph replays of every trace: sums, and capture sites merged as MergeSites merges sites.
 void MergeGraphReplays(const GraphReplays& in, GraphReplays* out) {
   out->kernels += in.kernels;
   out->device_ns += in.device_ns;
   out->unresolved_kernels += in.unresolved_kernels;
   out->unresolved_ns += in.unresolved_ns;
-  auto key = [](const GraphCaptureSite& s) {
-    std::string k = absl::StrCat(s.api, "\x1d", FrameKey(s.frame));
-    for (const FrameInfo& c : s.callers) absl::StrAppend(&k, "\x1d", FrameKey(c));
-    return k;
-  };
+  auto key = [](const GraphCaptureSite& s) { return SiteKey(s.api, s.frame, s.callers); };
   for (const GraphCaptureSite& s : in.capture_sites) {
     auto same = [&](const GraphCaptureSite& m) { return key(m) == key(s); };
     auto it = std::find_if(out->capture_sites.begin(), out->capture_sites.end(), same);
