@@ -70,7 +70,18 @@ bool InterposedCall::BeginSlow(CudaApi api, uint64_t stream, CaptureThreadState&
   api_ = api;
   stream_ = stream;
   state.pending_correlation_id = 0;
-  paired_ = source_ != nullptr && IsGpuWork(InfoOf(api).api_class) && source_->wants_event_pairs();
+  // Event pairs (CUPTI unavailable): GPU work is timed; a stream wait tells the timer that the
+  // next work may wait for more than its stream's previous work (event_pair_timer.h).
+  const ApiClass api_class = InfoOf(api).api_class;
+  const bool wait = api_class == ApiClass::kStreamWaitEvent;
+  paired_ = false;
+  if (source_ != nullptr && (IsGpuWork(api_class) || wait) && source_->wants_event_pairs()) {
+    if (wait) {
+      source_->OnStreamWait(stream);
+    } else {
+      paired_ = true;
+    }
+  }
   // Enter time first, exit time last (End): in interposition mode the call as the application
   // experiences it includes the event records, and the pair lies inside [enter, exit].
   enter_ns_ = MonotonicNs();

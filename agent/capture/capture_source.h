@@ -62,6 +62,9 @@ class CaptureSource {
   virtual bool wants_event_pairs() const = 0;
   virtual void BeforeGpuWork(uint64_t stream) = 0;
   virtual void AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call) = 0;
+  // Before a call that makes `stream` wait for other work (cudaStreamWaitEvent), when
+  // wants_event_pairs(): the next work there may start later than its stream's previous work.
+  virtual void OnStreamWait(uint64_t stream) { (void)stream; }
 };
 
 }  // namespace gs

@@ -6,6 +6,7 @@
 #include <cupti_activity.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -141,25 +142,31 @@ bool EventPairTimer::EnsureDevice(int device) {
   return true;
 }
 
+void EventPairTimer::OnStreamWait() { chain_key_.store(0, std::memory_order_release); }
+
 void EventPairTimer::BeforeGpuWork(uint64_t stream) {
   CaptureThreadState& thread = ThisThreadCaptureState();
   thread.pending_pair_slot_plus_one = 0;
   if (!running_.load(std::memory_order_acquire)) return;
-  // Never into a capturing stream (stream_capture.h): the pair would join the application's
+  // Work left untimed breaks the chain: the next work on its stream may start after it.
+  const auto untimed = [this] { chain_key_.store(0, std::memory_order_release); };
+  // Never into a capturing stream (stream_capture.h): the event would join the application's
   // graph. The question is asked only once the process has begun a capture; a runtime without
-  // cudaStreamIsCapturing, or an answer other than "not capturing", means no pair.
+  // cudaStreamIsCapturing, or an answer other than "not capturing", means no event.
   if (StreamCaptureBegun()) {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     if (rt_->StreamIsCapturing == nullptr ||
         rt_->StreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &status) != cudaSuccess ||
         status != cudaStreamCaptureStatusNone) {
       capturing_.fetch_add(1, std::memory_order_relaxed);
+      untimed();
       return;
     }
   }
   const int device = thread.device;
   if (device < 0 || device >= kMaxDevices || !EnsureDevice(device)) {
     failed_.fetch_add(1, std::memory_order_relaxed);
+    untimed();
     return;
   }
   Device& d = devices_[device];
@@ -177,6 +184,7 @@ void EventPairTimer::BeforeGpuWork(uint64_t stream) {
   }
   if (slot == nullptr) {
     overflowed_.fetch_add(1, std::memory_order_relaxed);
+    untimed();
     return;
   }
   if (slot->start == nullptr) {
@@ -186,14 +194,28 @@ void EventPairTimer::BeforeGpuWork(uint64_t stream) {
       slot->start = slot->end = nullptr;  // leaks at most one event; retried next time
       slot->state.store(kFree, std::memory_order_release);
       failed_.fetch_add(1, std::memory_order_relaxed);
+      untimed();
       return;
     }
   }
   slot->reference = d.current.load(std::memory_order_acquire);
   slot->reference_generation = d.references[slot->reference].generation.load(std::memory_order_acquire);
-  if (rt_->EventRecord(slot->start, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
+  // Chained when the last work the process timed was this thread's on this same stream (header
+  // comment). A chain is the thread's number above the agent's stream id (11 bits).
+  // Threads are numbered process-wide, from 1, when they first time work.
+  static std::atomic<uint32_t> chain_threads{0};
+  __attribute__((tls_model("initial-exec"))) static thread_local uint32_t chain_thread = 0;
+  if (chain_thread == 0) chain_thread = chain_threads.fetch_add(1, std::memory_order_relaxed) + 1;
+  static_assert(kStreamTable < (1 << 11), "stream ids fit below the thread's number");
+  const uint32_t stream_id = StreamId(stream);
+  slot->chain = stream_id == 0 ? 0 : (uint64_t{chain_thread} << 11) | stream_id;
+  slot->chained = slot->chain != 0 && chain_key_.exchange(slot->chain, std::memory_order_acq_rel) == slot->chain;
+  if (slot->chain == 0) untimed();
+  if (!slot->chained &&
+      rt_->EventRecord(slot->start, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
     slot->state.store(kFree, std::memory_order_release);
     failed_.fetch_add(1, std::memory_order_relaxed);
+    untimed();
     return;
   }
   thread.pending_pair_slot_plus_one = device * kSlotsPerDevice + index + 1;
@@ -207,12 +229,17 @@ void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, cons
   const int device = (token - 1) / kSlotsPerDevice;
   Slot& slot = devices_[device].slots[(token - 1) % kSlotsPerDevice];
   slot.end_bound_ns = CompletesBeforeReturn(call) ? MonotonicNs() : UINT64_MAX;
+  slot.entry_ns = call.enter_ns;
   if (call.result != 0 ||
       rt_->EventRecord(slot.end, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
-    if (call.result == 0) failed_.fetch_add(1, std::memory_order_relaxed);
+    if (call.result == 0) {
+      failed_.fetch_add(1, std::memory_order_relaxed);
+      chain_key_.store(0, std::memory_order_release);  // the work went untimed
+    }
     slot.state.store(kFree, std::memory_order_release);
     return;
   }
+  if (slot.chained) chained_.fetch_add(1, std::memory_order_relaxed);
   GpuActivityEvent& a = slot.activity;
   std::memset(&a, 0, sizeof(a));
   a.source = ActivitySource::kEventPair;
@@ -241,34 +268,51 @@ void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, cons
   slot.state.store(kInFlight, std::memory_order_release);
 }
 
-bool EventPairTimer::Convert(int device, Slot& slot, bool forced) {
+EventPairTimer::Resolution EventPairTimer::Resolve(int device, Slot& slot, bool forced) {
   uint32_t expected = kInFlight;
-  if (!slot.state.compare_exchange_strong(expected, kConverting, std::memory_order_acquire)) return false;
+  if (!slot.state.compare_exchange_strong(expected, kConverting, std::memory_order_acquire)) {
+    return Resolution::kPending;
+  }
   if (forced) rt_->EventSynchronize(slot.end);
   const cudaError_t query = rt_->EventQuery(slot.end);
   if (query == cudaErrorNotReady) {
     slot.state.store(kInFlight, std::memory_order_release);
-    return false;
+    return Resolution::kPending;
   }
   const Reference& ref = devices_[device].references[slot.reference];
   float start_ms = 0, end_ms = 0;
-  bool ok = query == cudaSuccess &&
-            ref.generation.load(std::memory_order_acquire) == slot.reference_generation &&
-            rt_->EventElapsedTime(&start_ms, ref.event, slot.start) == cudaSuccess &&
-            rt_->EventElapsedTime(&end_ms, ref.event, slot.end) == cudaSuccess;
-  if (ok) {
-    GpuActivityEvent a = slot.activity;
-    a.start_ns = ref.host_ns + static_cast<uint64_t>(std::llround(static_cast<double>(start_ms) * 1e6));
-    a.end_ns = ref.host_ns + static_cast<uint64_t>(std::llround(static_cast<double>(end_ms) * 1e6));
-    if (a.end_ns > slot.end_bound_ns) a.end_ns = slot.end_bound_ns;
-    if (a.end_ns < a.start_ns) a.end_ns = a.start_ns;
-    recorder_->RecordGpuActivity(a);
-  } else {
+  const bool ok =
+      query == cudaSuccess &&
+      ref.generation.load(std::memory_order_acquire) == slot.reference_generation &&
+      (slot.chained || rt_->EventElapsedTime(&start_ms, ref.event, slot.start) == cudaSuccess) &&
+      rt_->EventElapsedTime(&end_ms, ref.event, slot.end) == cudaSuccess;
+  if (!ok) {
     failed_.fetch_add(1, std::memory_order_relaxed);
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    slot.state.store(kFree, std::memory_order_release);
+    return Resolution::kFailed;
   }
+  GpuActivityEvent& a = slot.activity;
+  a.start_ns = ref.host_ns + static_cast<uint64_t>(std::llround(static_cast<double>(start_ms) * 1e6));
+  a.end_ns = ref.host_ns + static_cast<uint64_t>(std::llround(static_cast<double>(end_ms) * 1e6));
+  if (a.end_ns > slot.end_bound_ns) a.end_ns = slot.end_bound_ns;
+  return Resolution::kResolved;
+}
+
+void EventPairTimer::Finish(Slot& slot) {
+  GpuActivityEvent a = slot.activity;
+  ChainEnd& previous = chain_ends_[(slot.chain * 0x9E3779B97F4A7C15ull) >> 52];  // 12 bits
+  const bool known = slot.chain != 0 && previous.chain == slot.chain;
+  if (slot.chained) {
+    a.start_ns = std::max(slot.entry_ns, known ? previous.end_ns : 0);
+    if (a.start_ns > a.end_ns) a.start_ns = a.end_ns;
+  } else if (a.end_ns < a.start_ns) {
+    a.end_ns = a.start_ns;
+  }
+  if (slot.chain != 0) previous = ChainEnd{slot.chain, known ? std::max(previous.end_ns, a.end_ns) : a.end_ns};
+  recorder_->RecordGpuActivity(a);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
   slot.state.store(kFree, std::memory_order_release);
-  return ok;
 }
 
 void EventPairTimer::Poll(bool forced) {
@@ -279,9 +323,23 @@ void EventPairTimer::Poll(bool forced) {
     Device& d = devices_[device];
     if (!d.ready.load(std::memory_order_acquire)) continue;
     if (in_flight_.load(std::memory_order_relaxed) > 0 || forced) {
-      for (Slot& slot : d.slots) {
-        if (slot.state.load(std::memory_order_relaxed) == kInFlight) Convert(device, slot, forced);
+      int resolved = 0;
+      for (int i = 0; i < kSlotsPerDevice; ++i) {
+        Slot& slot = d.slots[i];
+        if (slot.state.load(std::memory_order_relaxed) == kInFlight &&
+            Resolve(device, slot, forced) == Resolution::kResolved) {
+          d.resolved[resolved++] = i;
+        }
       }
+      // Device order: a stream's work completes in submission order, so by end time each
+      // chained start meets its chain's previous end first (equal ends: the earlier call first).
+      std::sort(d.resolved, d.resolved + resolved, [&d](int x, int y) {
+        const Slot& a = d.slots[x];
+        const Slot& b = d.slots[y];
+        if (a.activity.end_ns != b.activity.end_ns) return a.activity.end_ns < b.activity.end_ns;
+        return a.entry_ns < b.entry_ns;
+      });
+      for (int i = 0; i < resolved; ++i) Finish(d.slots[d.resolved[i]]);
     }
     // Renew the reference so that elapsed times stay short (float ms). Pairs still pointing at the
     // slot being reused are dropped and counted (they would be > 14 s old).

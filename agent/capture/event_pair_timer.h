@@ -1,20 +1,38 @@
-// event_pair_timer.h — GPU timing without CUPTI: the agent records a pair of CUDA events around
-// each piece of GPU work the shim intercepts, on the application's own stream, and later turns the
-// completed pair into a GpuActivityEvent (ActivitySource::kEventPair). This is HPCToolkit's CPU–GPU
-// blame-shifting technique; it sees only what the interposers see (no static runtimes, no work
-// inside cuBLAS/cuDNN/NCCL), and the trace's capture mode says so.
+// event_pair_timer.h — GPU timing without CUPTI: the agent records CUDA events on the application's
+// own stream around each piece of GPU work the shim intercepts, and later turns them into a
+// GpuActivityEvent (ActivitySource::kEventPair). This is HPCToolkit's CPU–GPU blame-shifting
+// technique; it sees only what the interposers see (no static runtimes, no work inside
+// cuBLAS/cuDNN/NCCL), and the trace's capture mode says so.
+//
+// One event per piece of work where stream order allows it, a pair where it does not. Every piece
+// of work gets an end event recorded right after the call that submits it. A start event is
+// recorded before it too unless the last work the whole process timed was this thread's, on this
+// same stream, and no stream wait (cudaStreamWaitEvent) came since: then the work is "chained",
+// it begins when both its call has entered and that previous work has ended, start = max(call
+// entry, previous end). A start event would say no more: on a stream that is still busy it is
+// stamped when the previous work ends, on an idle one when it is submitted, which is inside the
+// call. Anything else may put other work or a wait in between (another stream, with which the
+// legacy default stream synchronises; another thread's work on a shared stream, whose end event
+// can land after ours), so it gets a start event. When another thread's timed work got onto the
+// stream between ours anyway (its claim came before ours, its submission after), the chained start
+// is early, never late: the previous end is our own work's. Work the interposers cannot see on the
+// same stream (a library's own kernels, a host function) is counted as part of the next chained
+// work instead of showing as an idle gap: the device was busy, the time goes to the wrong kernel.
+// Launch-bound loops on one stream thus cost one event record per launch instead of two.
 //
 // Clock mapping: per device the agent keeps a reference event recorded on its own non-blocking
 // stream at a known host time (CLOCK_MONOTONIC at the middle of the record call, retried until
-// that call took under 50 µs: the device stamps an event on an idle stream when it is submitted). A pair's times are reference + cudaEventElapsedTime(reference, event).
-// Elapsed times are floats in ms (about 0.5 µs resolution), so the reference is renewed every
-// couple of seconds to keep float rounding far below a microsecond.
+// that call took under 50 µs: the device stamps an event on an idle stream when it is submitted).
+// An event's time is reference + cudaEventElapsedTime(reference, event); a call's entry time is
+// already CLOCK_MONOTONIC. Elapsed times are floats in ms (about 0.5 µs resolution), so the
+// reference is renewed every couple of seconds to keep float rounding far below a microsecond.
 //
 // Threads: BeforeGpuWork/AfterGpuWork run on application threads (inside the shim's wrapper) and
-// touch only the slot they claimed (lock-free claim). Poll runs on the timer's poller thread and on
-// whoever calls Flush; slots are claimed for conversion with a CAS, so both may poll at once.
-// The real runtime functions are called directly (never through the shim). A full slot pool is
-// counted (overflowed) and the work goes untimed.
+// touch only the slot they claimed (lock-free claim) and one atomic (the last timed stream). Poll
+// runs on the timer's poller thread and on whoever calls Flush, one at a time; it converts a
+// stream's completed work in device order (end time), so each chained start finds its
+// predecessor's end. The real runtime functions are called directly (never through the shim). A
+// full slot pool is counted (overflowed) and the work goes untimed.
 #ifndef GPUSTALL_AGENT_CAPTURE_EVENT_PAIR_TIMER_H_
 #define GPUSTALL_AGENT_CAPTURE_EVENT_PAIR_TIMER_H_
 
@@ -49,8 +67,12 @@ class EventPairTimer {
   bool Start(Recorder& recorder);
   // On the application thread, right before the real call that puts work on `stream`.
   void BeforeGpuWork(uint64_t stream);
-  // Right after it; `call` describes the work (class, bytes, kinds); a failed call frees the slot.
+  // Right after it; `call` describes the work (class, bytes, kinds, entry time); a failed call
+  // frees the slot.
   void AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call);
+  // Before the real call of a stream-wait (cudaStreamWaitEvent): the next work on any stream gets
+  // a start event, since what it waits for is no longer its stream's previous timed work.
+  void OnStreamWait();
   // Converts completed pairs. `forced` waits for pending ones (exit, exec).
   void Poll(bool forced);
   // Final forced poll; stops the poller thread.
@@ -64,6 +86,8 @@ class EventPairTimer {
   // Launches left untimed because their stream was capturing (stream_capture.h): their work runs
   // only when the graph is launched.
   uint64_t capturing() const { return capturing_.load(std::memory_order_relaxed); }
+  // Pieces of work timed with their end event alone (chained to their stream's previous work).
+  uint64_t chained() const { return chained_.load(std::memory_order_relaxed); }
 
   // The agent's small stream id for a cudaStream_t (GpuActivityEvent.stream_id in this mode): stable for
   // the life of the process, 1-based; 0 if the table is full.
@@ -73,8 +97,11 @@ class EventPairTimer {
   enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kInFlight = 2, kConverting = 3 };
   struct Slot {
     std::atomic<uint32_t> state{kFree};
-    cudaEvent_t start = nullptr;
+    cudaEvent_t start = nullptr;  // recorded only when the work is not chained
     cudaEvent_t end = nullptr;
+    bool chained = false;
+    uint64_t chain = 0;           // the thread and stream it was submitted from (ChainOf), or 0
+    uint64_t entry_ns = 0;        // the submitting call's entry (CLOCK_MONOTONIC)
     int reference = 0;            // index into the device's references
     uint32_t reference_generation = 0;
     // Host time by which the work was certainly complete (a synchronous copy to host memory has
@@ -95,13 +122,19 @@ class EventPairTimer {
     Reference references[kReferences];
     std::atomic<int> current{0};
     Slot slots[kSlotsPerDevice];
+    int resolved[kSlotsPerDevice];  // Poll's scratch: the slots it read, then sorts by end time
   };
   struct Runtime;  // the real functions
 
   bool EnsureDevice(int device);
   bool TakeReference(int device, int index);
   void PollerLoop();
-  bool Convert(int device, Slot& slot, bool forced);
+  enum class Resolution { kPending, kResolved, kFailed };
+  // Reads a slot whose end event has completed into its activity's times (the start too when the
+  // slot has a start event) and keeps it claimed for Finish; a failed read frees it.
+  Resolution Resolve(int device, Slot& slot, bool forced);
+  // Dates a chained start from its chain's previous end, records the activity, frees the slot.
+  void Finish(Slot& slot);
 
   const Runtime* rt_ = nullptr;
   Recorder* recorder_ = nullptr;
@@ -112,10 +145,22 @@ class EventPairTimer {
   std::atomic<uint64_t> overflowed_{0};
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint64_t> capturing_{0};
+  std::atomic<uint64_t> chained_{0};
+  // The chain (thread and stream) of the last work the process timed; 0 after a stream wait or
+  // untimed work.
+  std::atomic<uint64_t> chain_key_{0};
   std::mutex poll_mutex_;  // serialises reference renewal (not the per-slot conversion)
   std::thread* poller_ = nullptr;
   static constexpr int kStreamTable = 1024;
   std::atomic<uint64_t> stream_keys_[kStreamTable] = {};
+  // The end of each chain's last converted work, direct-mapped by chain (a chain whose entry was
+  // taken by another has no known end: its next start is its call's entry). Poll only.
+  struct ChainEnd {
+    uint64_t chain = 0;
+    uint64_t end_ns = 0;
+  };
+  static constexpr int kChainEnds = 4096;
+  ChainEnd chain_ends_[kChainEnds] = {};
 };
 
 }  // namespace gs

@@ -1,0 +1,143 @@
+// event_pair_timer_test.cc — the event-pair timer (GS_CUPTI=off) alone against simgpu's runtime,
+// in process: which work gets a start event and which is chained to its stream's previous work,
+// and the times each gets. SIMGPU_LIB_DIR comes from the build. Its own binary: the capture
+// source test leaves its CUPTI session running, which the agent never tears down.
+#include "agent/capture/event_pair_timer.h"
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "agent/capture/capture_thread_state.h"
+#include "agent/core/agent_thread.h"
+#include "agent/core/clock.h"
+#include "simgpu.h"
+
+namespace gs {
+namespace {
+
+class MemoryRecorder : public Recorder {
+ public:
+  bool enabled() const override { return true; }
+  void RecordApiCall(const ApiCallEvent&, bool, int) override {}
+  void RecordGpuActivity(const GpuActivityEvent& activity) override {
+    std::lock_guard<std::mutex> lock(mu);
+    activities.push_back(activity);
+  }
+  void AddDropped(uint64_t cupti, uint64_t other) override { dropped += cupti + other; }
+  void SetCaptureMode(const char*, const char*) override {}
+  std::mutex mu;
+  std::vector<GpuActivityEvent> activities;
+  uint64_t dropped = 0;
+};
+
+// Work that follows the process's previous timed work on the same thread and stream gets an end
+// event only, its start the later of its call's entry and that work's end; after another stream,
+// another thread's work or a stream wait, work gets a start event as well.
+class EventChainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(timer_.Start(recorder_));
+    ASSERT_EQ(cudaStreamCreate(&a_), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreate(&b_), cudaSuccess);
+  }
+  void TearDown() override {
+    cudaStreamDestroy(a_);
+    cudaStreamDestroy(b_);
+  }
+  // One intercepted launch as the shim makes it: entry time, start event (maybe), launch, end.
+  void Launch(cudaStream_t stream, const void* kernel) {
+    ScopedAgentCudaCall inside;
+    ApiCallEvent call{};
+    call.api_class = ApiClass::kLaunch;
+    call.enter_ns = MonotonicNs();
+    timer_.BeforeGpuWork(reinterpret_cast<uint64_t>(stream));
+    ASSERT_EQ(cudaLaunchKernel(kernel, dim3{1, 1, 1}, dim3{1, 1, 1}, nullptr, 0, stream), cudaSuccess);
+    timer_.AfterGpuWork(reinterpret_cast<uint64_t>(stream), ++correlation_, call);
+    entries_.push_back(call.enter_ns);
+  }
+  // The activities recorded so far, in correlation (launch) order.
+  std::vector<GpuActivityEvent> Collect() {
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    timer_.Poll(true);
+    std::lock_guard<std::mutex> lock(recorder_.mu);
+    std::vector<GpuActivityEvent> out = recorder_.activities;
+    std::sort(out.begin(), out.end(), [](const GpuActivityEvent& x, const GpuActivityEvent& y) {
+      return x.correlation_id < y.correlation_id;
+    });
+    return out;
+  }
+  MemoryRecorder recorder_;
+  EventPairTimer timer_;
+  cudaStream_t a_ = nullptr, b_ = nullptr;
+  uint32_t correlation_ = 0;
+  std::vector<uint64_t> entries_;  // by correlation id - 1
+};
+
+TEST_F(EventChainTest, BackToBackWorkOnOneStreamTakesOneEventEachAndKeepsItsTimes) {
+  const void* kernel = simgpuKernel("chain_test_200us", 200000);
+  constexpr int kLaunches = 20;  // far faster than 200 us each: the stream stays busy
+  for (int i = 0; i < kLaunches; ++i) Launch(a_, kernel);
+  const std::vector<GpuActivityEvent> got = Collect();
+  ASSERT_EQ(got.size(), static_cast<size_t>(kLaunches));
+  EXPECT_EQ(timer_.chained(), static_cast<uint64_t>(kLaunches - 1));
+  for (int i = 0; i < kLaunches; ++i) {
+    const GpuActivityEvent& k = got[i];
+    EXPECT_EQ(k.source, ActivitySource::kEventPair);
+    EXPECT_GE(k.start_ns, entries_[i]);
+    // The first has a start event, stamped when it was submitted on the idle stream: its time
+    // includes the rest of its launch call (the first call's is long: the module is loaded).
+    if (i == 0) continue;
+    // Each later one: its own 200 us (the event clock rounds to about half a microsecond)...
+    EXPECT_NEAR(static_cast<double>(k.end_ns - k.start_ns), 200000.0, 20000.0) << "launch " << i;
+    // ...starting where its predecessor ended.
+    EXPECT_EQ(k.start_ns, std::max(entries_[i], got[i - 1].end_ns)) << "launch " << i;
+  }
+}
+
+TEST_F(EventChainTest, WorkOnAnIdleStreamStartsAtItsCallsEntry) {
+  const void* kernel = simgpuKernel("chain_test_idle_50us", 50000);
+  Launch(a_, kernel);
+  ASSERT_EQ(cudaStreamSynchronize(a_), cudaSuccess);
+  timespec pause{0, 2000000};
+  nanosleep(&pause, nullptr);
+  Launch(a_, kernel);  // chained, but the stream has been idle for 2 ms
+  const std::vector<GpuActivityEvent> got = Collect();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(timer_.chained(), 1u);
+  EXPECT_EQ(got[1].start_ns, entries_[1]);
+  EXPECT_GE(got[1].start_ns, got[0].end_ns + 2000000);
+  EXPECT_GE(got[1].end_ns - got[1].start_ns, 50000u);
+}
+
+TEST_F(EventChainTest, AnotherStreamAnotherThreadOrAStreamWaitBreaksTheChain) {
+  const void* kernel = simgpuKernel("chain_test_unchained_100us", 100000);
+  for (int i = 0; i < 6; ++i) Launch(i % 2 == 0 ? a_ : b_, kernel);  // alternating streams
+  EXPECT_EQ(timer_.chained(), 0u);
+  Launch(a_, kernel);
+  timer_.OnStreamWait();  // as the shim does before cudaStreamWaitEvent
+  Launch(a_, kernel);
+  EXPECT_EQ(timer_.chained(), 0u);
+  std::thread other([&] { Launch(a_, kernel); });  // the same stream from another thread
+  other.join();
+  Launch(a_, kernel);
+  EXPECT_EQ(timer_.chained(), 0u);
+  Launch(a_, kernel);  // the only chained one
+  EXPECT_EQ(timer_.chained(), 1u);
+  const std::vector<GpuActivityEvent> got = Collect();
+  ASSERT_EQ(got.size(), 11u);
+  // A start event is stamped when it is submitted: the time includes the rest of the launch
+  // call (tens of microseconds for a stream's or a kernel's first).
+  for (const GpuActivityEvent& k : got) {
+    EXPECT_GE(k.end_ns - k.start_ns, 99000u) << "correlation " << k.correlation_id;
+    EXPECT_LE(k.end_ns - k.start_ns, 160000u) << "correlation " << k.correlation_id;
+  }
+}
+
+}  // namespace
+}  // namespace gs
