@@ -1,10 +1,48 @@
 // activity_converter.cc
 #include "agent/cupti/activity_converter.h"
 
+#include <cstddef>
 #include <cstring>
 
 namespace gs {
 namespace {
+
+// Read layouts. The loaded libcupti decides each record's layout (CUDA 12.x hands out Kernel9,
+// Memcpy5 until 12.6 and Memcpy6 from 12.8, Synchronization until 12.6 and Synchronization2 from
+// 12.8, Memory3 until 12.5 and Memory4 from 12.6; 13.0 Kernel10, Memcpy6, Synchronization2,
+// Memory4: agent/cupti/NOTES.md §9). Each newer layout only appends fields or
+// turns padding into fields, so every kind is read through its oldest layout that has all the
+// fields read here: those lie at the same offsets in every version from 12.0 to 13.0, and nothing
+// is read from a newer version's fields (which are padding or another record on 12.x).
+// cuptiActivityGetNextRecord, the library's own, steps over each record's true size.
+using KernelRecord = CUpti_ActivityKernel9;
+using MemcpyRecord = CUpti_ActivityMemcpy5;
+using MemsetRecord = CUpti_ActivityMemset4;  // 13.0 names its pad2 isDeviceLaunched: not read
+using PeerCopyRecord = CUpti_ActivityMemcpyPtoP4;
+using SyncRecord = CUpti_ActivitySynchronization;
+using MemoryRecord = CUpti_ActivityMemory3;
+
+// The fields read lie where the CUDA 13.0 layouts have them (the offsets in the 12.x wheels'
+// headers: agent/cupti/NOTES.md §9).
+#define GS_SAME_OFFSET(OLD, NEW, FIELD) \
+  static_assert(offsetof(OLD, FIELD) == offsetof(NEW, FIELD), #OLD "." #FIELD " moved in " #NEW)
+#define GS_KERNEL_FIELDS(X) X(kind) X(start) X(end) X(correlationId) X(deviceId) X(streamId) X(contextId) X(graphNodeId) X(name)
+#define GS_MEMCPY_FIELDS(X) X(kind) X(copyKind) X(srcKind) X(dstKind) X(flags) X(bytes) X(start) X(end) X(deviceId) X(contextId) X(streamId) X(correlationId) X(graphNodeId)
+#define GS_SYNC_FIELDS(X) X(kind) X(type) X(start) X(end) X(correlationId) X(contextId) X(streamId) X(cudaEventId)
+#define GS_MEMORY_FIELDS(X) X(kind) X(memoryOperationType) X(memoryKind) X(correlationId) X(address) X(bytes) X(timestamp) X(deviceId) X(contextId) X(streamId)
+#define GS_CHECK_KERNEL(F) GS_SAME_OFFSET(KernelRecord, CUpti_ActivityKernel10, F);
+#define GS_CHECK_MEMCPY(F) GS_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy6, F);
+#define GS_CHECK_SYNC(F) GS_SAME_OFFSET(SyncRecord, CUpti_ActivitySynchronization2, F);
+#define GS_CHECK_MEMORY(F) GS_SAME_OFFSET(MemoryRecord, CUpti_ActivityMemory4, F);
+GS_KERNEL_FIELDS(GS_CHECK_KERNEL)
+GS_MEMCPY_FIELDS(GS_CHECK_MEMCPY)
+GS_SYNC_FIELDS(GS_CHECK_SYNC)
+GS_MEMORY_FIELDS(GS_CHECK_MEMORY)
+#undef GS_CHECK_KERNEL
+#undef GS_CHECK_MEMCPY
+#undef GS_CHECK_SYNC
+#undef GS_CHECK_MEMORY
+#undef GS_SAME_OFFSET
 
 void Clear(GpuActivityEvent* out) { std::memset(out, 0, sizeof(*out)); }
 
@@ -43,7 +81,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      const auto* k = reinterpret_cast<const KernelRecord*>(record);
       out->kind = ActivityKind::kKernel;
       out->start_ns = k->start;
       out->end_ns = k->end;
@@ -57,7 +95,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      const auto* m = reinterpret_cast<const MemcpyRecord*>(record);
       out->kind = ActivityKind::kMemcpy;
       out->start_ns = m->start;
       out->end_ns = m->end;
@@ -75,7 +113,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+      const auto* m = reinterpret_cast<const PeerCopyRecord*>(record);
       out->kind = ActivityKind::kMemcpy;
       out->start_ns = m->start;
       out->end_ns = m->end;
@@ -92,7 +130,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      const auto* m = reinterpret_cast<const MemsetRecord*>(record);
       out->kind = ActivityKind::kMemset;
       out->start_ns = m->start;
       out->end_ns = m->end;
@@ -108,7 +146,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-      const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+      const auto* s = reinterpret_cast<const SyncRecord*>(record);
       out->kind = ActivityKind::kSync;
       out->start_ns = s->start;
       out->end_ns = s->end;
@@ -121,7 +159,7 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(record);
+      const auto* m = reinterpret_cast<const MemoryRecord*>(record);
       out->kind = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
                       ? ActivityKind::kMemoryFree
                       : ActivityKind::kMemoryAlloc;

@@ -1,4 +1,4 @@
-// activity_converter.h — CUPTI 13 activity records → GpuActivityEvent.
+// activity_converter.h — CUPTI activity records (CUDA 12.0 to 13.x layouts) → GpuActivityEvent.
 //
 // Pure functions over in-memory records, so tests feed it real CUpti_Activity* structs built by
 // hand (no CUPTI needed). The timestamps are taken as they are: the CUPTI session registers a

@@ -1,7 +1,10 @@
-// activity_converter_test.cc — real CUPTI 13 record structs built in memory.
+// activity_converter_test.cc — real CUPTI record structs (CUDA 13.0 and 12.x layouts) built in memory.
 #include "agent/cupti/activity_converter.h"
 
 #include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -116,6 +119,118 @@ TEST(ActivityConverterTest, OverheadIsSkippedAndMissingTimestampsCounted) {
   m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   EXPECT_TRUE(c.Convert(reinterpret_cast<CUpti_Activity*>(&m), &a));
   EXPECT_EQ(c.records_without_timestamps(), 1u);
+}
+
+// A CUDA 12.x record ends where 13.0's layout still has fields: the record is placed so that its
+// last byte is the last readable byte before a page the test makes inaccessible, so reading any
+// 13.0-only field faults (the converter reads 12.0's prefix, activity_converter.cc).
+class GuardedRecord {
+ public:
+  GuardedRecord() {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    base_ = static_cast<uint8_t*>(mmap(nullptr, 2 * page_, PROT_READ | PROT_WRITE,
+                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    mprotect(base_ + page_, page_, PROT_NONE);
+  }
+  ~GuardedRecord() { munmap(base_, 2 * page_); }
+  // `size` bytes of `record` (a 13.0 struct filled as the 12.x library would) at the guard's edge.
+  template <typename T>
+  const CUpti_Activity* Place(const T& record, size_t size) {
+    uint8_t* at = base_ + page_ - size;
+    std::memcpy(at, &record, size);
+    return reinterpret_cast<const CUpti_Activity*>(at);
+  }
+
+ private:
+  size_t page_ = 0;
+  uint8_t* base_ = nullptr;
+};
+
+TEST(ActivityConverterTest, Cuda12LayoutsAreReadWithoutTouchingThirteenOnlyFields) {
+  GuardedRecord guard;
+  ActivityConverter c;
+  GpuActivityEvent a;
+
+  auto k = Zeroed<CUpti_ActivityKernel10>();  // Kernel9 on 12.x: 208 bytes, no isDeviceLaunched
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = 100;
+  k.end = 300;
+  k.deviceId = 2;
+  k.contextId = 5;
+  k.streamId = 17;
+  k.correlationId = 77;
+  k.graphNodeId = 0x1234;
+  k.name = "gemm";
+  ASSERT_TRUE(c.Convert(guard.Place(k, sizeof(CUpti_ActivityKernel9)), &a));
+  EXPECT_EQ(a.kind, ActivityKind::kKernel);
+  EXPECT_EQ(a.start_ns, 100u);
+  EXPECT_EQ(a.end_ns, 300u);
+  EXPECT_EQ(a.device, 2u);
+  EXPECT_EQ(a.stream_id, 17u);
+  EXPECT_EQ(a.correlation_id, 77u);
+  EXPECT_EQ(a.graph_node_id, 0x1234u);
+  EXPECT_STREQ(a.name, "gemm");
+
+  auto m = Zeroed<CUpti_ActivityMemcpy6>();  // Memcpy5 until 12.6: 88 bytes; 84..87 padding
+  std::memset(&m, 0xA5, sizeof(m));
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+  m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  m.flags = 0;
+  m.bytes = 4096;
+  m.start = 1000;
+  m.end = 2000;
+  m.deviceId = 2;
+  m.contextId = 5;
+  m.streamId = 17;
+  m.correlationId = 78;
+  m.graphNodeId = 0;
+  ASSERT_TRUE(c.Convert(guard.Place(m, sizeof(CUpti_ActivityMemcpy5)), &a));
+  EXPECT_EQ(a.kind, ActivityKind::kMemcpy);
+  EXPECT_EQ(a.bytes, 4096u);
+  EXPECT_EQ(a.end_ns, 2000u);
+  EXPECT_EQ(a.dst_kind, MemKind::kPinned);
+  EXPECT_EQ(a.correlation_id, 78u);
+
+  auto s = Zeroed<CUpti_ActivitySynchronization2>();  // Synchronization until 12.6: 40 bytes
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  s.start = 2100;
+  s.end = 2600;
+  s.contextId = 5;
+  s.streamId = 17;
+  s.correlationId = 79;
+  s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  ASSERT_TRUE(c.Convert(guard.Place(s, sizeof(CUpti_ActivitySynchronization)), &a));
+  EXPECT_EQ(a.kind, ActivityKind::kSync);
+  EXPECT_EQ(a.device, 2u);  // learnt from the context of the records above
+  EXPECT_EQ(a.end_ns, 2600u);
+  EXPECT_EQ(a.address, 0u);
+
+  auto mem = Zeroed<CUpti_ActivityMemory4>();  // Memory3 until 12.5: 120 bytes, no source
+  mem.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  mem.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  mem.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  mem.address = 0x7000;
+  mem.bytes = 1 << 20;
+  mem.timestamp = 3000;
+  mem.deviceId = 2;
+  mem.correlationId = 80;
+  ASSERT_TRUE(c.Convert(guard.Place(mem, sizeof(CUpti_ActivityMemory3)), &a));
+  EXPECT_EQ(a.kind, ActivityKind::kMemoryAlloc);
+  EXPECT_EQ(a.address, 0x7000u);
+  EXPECT_EQ(a.bytes, 1u << 20);
+
+  auto ms = Zeroed<CUpti_ActivityMemset4>();  // 12.x: pad2 where 13.0 has isDeviceLaunched
+  ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  ms.bytes = 256;
+  ms.start = 4000;
+  ms.end = 4100;
+  ms.correlationId = 81;
+  ASSERT_TRUE(c.Convert(guard.Place(ms, offsetof(CUpti_ActivityMemset4, isDeviceLaunched)), &a));
+  EXPECT_EQ(a.kind, ActivityKind::kMemset);
+  EXPECT_EQ(a.bytes, 256u);
 }
 
 }  // namespace

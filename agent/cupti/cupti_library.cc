@@ -12,20 +12,36 @@
 namespace gs {
 namespace {
 
-constexpr const char* kSoname = "libcupti.so.13";
+std::string Soname(int major) { return "libcupti.so." + std::to_string(major); }
 
 std::string DirName(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-void AddToolkitRoot(const char* root, std::vector<std::string>* out) {
+void AddToolkitRoot(const char* root, const std::string& soname, std::vector<std::string>* out) {
   if (root == nullptr || root[0] == '\0') return;
   const std::string r(root);
-  out->push_back(r + "/extras/CUPTI/lib64/" + kSoname);
-  out->push_back(r + "/lib64/" + kSoname);
-  out->push_back(r + "/lib/" + kSoname);  // pip-wheel style toolkits (nvidia/cu13/lib)
-  out->push_back(r + "/targets/x86_64-linux/lib/" + kSoname);
+  out->push_back(r + "/extras/CUPTI/lib64/" + soname);
+  out->push_back(r + "/lib64/" + soname);
+  out->push_back(r + "/lib/" + soname);  // pip-wheel style toolkits (nvidia/cu13/lib)
+  out->push_back(r + "/targets/x86_64-linux/lib/" + soname);
+}
+
+void AddToolkitGlob(const char* pattern, const std::string& soname, std::vector<std::string>* out) {
+  glob_t g{};
+  if (glob(pattern, 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) AddToolkitRoot(g.gl_pathv[i], soname, out);
+  }
+  globfree(&g);
+}
+
+// The CUDA major whose version node the library's symbols carry, 0 for neither 12 nor 13.
+int MajorOfCupti(void* handle) {
+  for (const int major : {13, 12}) {
+    if (dlvsym(handle, "cuptiGetVersion", Soname(major).c_str()) != nullptr) return major;
+  }
+  return 0;
 }
 
 bool Resolve(void* handle, CuptiLibrary* library, std::string* error) {
@@ -42,29 +58,39 @@ bool Resolve(void* handle, CuptiLibrary* library, std::string* error) {
 
 }  // namespace
 
+int CudaMajorOfLibrary(const std::string& path) {
+  const size_t at = path.rfind(".so.");
+  if (at == std::string::npos) return 0;
+  return std::atoi(path.c_str() + at + 4);
+}
+
 std::vector<std::string> CuptiCandidatePaths(const std::string& explicit_path,
                                              const std::string& loaded_cudart_path) {
   std::vector<std::string> paths;
   if (!explicit_path.empty()) paths.push_back(explicit_path);
+  // The runtime's major first; without a runtime (not loaded yet, or linked statically) 13.
+  const int runtime_major = CudaMajorOfLibrary(loaded_cudart_path);
+  const int first = runtime_major == 12 ? 12 : 13;
+  const int second = first == 13 ? 12 : 13;
   // Beside the runtime before the loader's search path: a job on the runtime of its Python's
   // nvidia wheels must not get a toolkit's CUPTI that ld.so.cache happens to list (CUPTI and the
   // runtime come from one CUDA release).
   if (!loaded_cudart_path.empty()) {
     const std::string dir = DirName(loaded_cudart_path);
-    paths.push_back(dir + "/" + kSoname);                              // toolkit lib64, nvidia/cu13/lib
-    paths.push_back(dir + "/../../cuda_cupti/lib/" + kSoname);         // nvidia/cuda_runtime/lib
-    paths.push_back(dir + "/../../cu13/lib/" + kSoname);               // mixed wheel layouts
-    paths.push_back(dir + "/../extras/CUPTI/lib64/" + kSoname);        // toolkit: lib64 → extras
+    const std::string soname = Soname(first);
+    paths.push_back(dir + "/" + soname);                              // toolkit lib64, nvidia/cu13/lib
+    paths.push_back(dir + "/../../cuda_cupti/lib/" + soname);         // nvidia/cuda_runtime/lib
+    paths.push_back(dir + "/../../cu13/lib/" + soname);               // mixed wheel layouts
+    paths.push_back(dir + "/../extras/CUPTI/lib64/" + soname);        // toolkit: lib64 → extras
   }
-  paths.push_back(kSoname);  // the loader's search path
-  AddToolkitRoot(std::getenv("CUDA_HOME"), &paths);
-  AddToolkitRoot(std::getenv("CUDA_PATH"), &paths);
-  AddToolkitRoot("/usr/local/cuda", &paths);
-  glob_t g{};
-  if (glob("/usr/local/cuda-13*", 0, nullptr, &g) == 0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i) AddToolkitRoot(g.gl_pathv[i], &paths);
+  for (const int major : {first, second}) {
+    const std::string soname = Soname(major);
+    paths.push_back(soname);  // the loader's search path
+    AddToolkitRoot(std::getenv("CUDA_HOME"), soname, &paths);
+    AddToolkitRoot(std::getenv("CUDA_PATH"), soname, &paths);
+    AddToolkitRoot("/usr/local/cuda", soname, &paths);
+    AddToolkitGlob(major == 13 ? "/usr/local/cuda-13*" : "/usr/local/cuda-12*", soname, &paths);
   }
-  globfree(&g);
   return paths;
 }
 
@@ -96,12 +122,21 @@ bool LoadCuptiLibrary(const std::string& explicit_path, CuptiLibrary* library, s
   // The handle is never closed: CUPTI keeps threads and callbacks into us until exit.
   if (!Resolve(handle, library, error)) return false;
   uint32_t version = 0;
-  if (library->fn.cuptiGetVersion(&version) != CUPTI_SUCCESS || version < kMinCuptiApiVersion) {
+  const int major = MajorOfCupti(handle);
+  if (major == 0) {
+    *error = library->path + ": not CUDA 12 or 13's CUPTI (its symbols carry neither version node "
+                             "libcupti.so.12 nor libcupti.so.13)";
+    return false;
+  }
+  const uint32_t floor = major == 13 ? kMinCupti13ApiVersion : kMinCupti12ApiVersion;
+  if (library->fn.cuptiGetVersion(&version) != CUPTI_SUCCESS || version < floor ||
+      (major == 12 && version >= kMinCupti13ApiVersion)) {
     *error = library->path + ": CUPTI API version " + std::to_string(version) +
-             " is older than CUDA 13.0 (" + std::to_string(kMinCuptiApiVersion) + ")";
+             " is not that of a CUDA " + std::to_string(major) + " CUPTI";
     return false;
   }
   library->version = version;
+  library->major = major;
   return true;
 }
 

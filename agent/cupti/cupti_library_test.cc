@@ -29,10 +29,30 @@ TEST(CuptiLibraryTest, TheExplicitSettingComesFirst) {
   EXPECT_EQ(paths[1], "/cuda/lib64/libcupti.so.13");
 }
 
-TEST(CuptiLibraryTest, NoRuntimeLoadedYetMeansTheSearchPath) {
+TEST(CuptiLibraryTest, NoRuntimeLoadedYetMeansTheSearchPathThirteenFirst) {
   const std::vector<std::string> paths = CuptiCandidatePaths("", "");
   ASSERT_FALSE(paths.empty());
   EXPECT_EQ(paths[0], "libcupti.so.13");
+  EXPECT_LT(IndexOf(paths, "libcupti.so.13"), IndexOf(paths, "libcupti.so.12"));
+  EXPECT_LT(IndexOf(paths, "libcupti.so.12"), paths.size());
+}
+
+TEST(CuptiLibraryTest, ACuda12RuntimeGetsTheCupti12BesideItThenTwelveBeforeThirteen) {
+  const std::string wheel = "/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/lib";
+  const std::vector<std::string> paths = CuptiCandidatePaths("", wheel + "/libcudart.so.12");
+  ASSERT_FALSE(paths.empty());
+  EXPECT_EQ(paths[0], wheel + "/libcupti.so.12");
+  EXPECT_EQ(paths[1], wheel + "/../../cuda_cupti/lib/libcupti.so.12");
+  EXPECT_EQ(IndexOf(paths, wheel + "/libcupti.so.13"), paths.size());  // never a 13 beside a 12
+  EXPECT_LT(IndexOf(paths, "libcupti.so.12"), IndexOf(paths, "libcupti.so.13"));
+  EXPECT_LT(IndexOf(paths, "libcupti.so.13"), paths.size());
+}
+
+TEST(CuptiLibraryTest, TheRuntimeMajorComesFromItsFileName) {
+  EXPECT_EQ(CudaMajorOfLibrary("/usr/local/cuda/lib64/libcudart.so.12.6.77"), 12);
+  EXPECT_EQ(CudaMajorOfLibrary("/x/nvidia/cu13/lib/libcudart.so.13"), 13);
+  EXPECT_EQ(CudaMajorOfLibrary("/x/libcudart.so"), 0);
+  EXPECT_EQ(CudaMajorOfLibrary(""), 0);
 }
 
 }  // namespace
