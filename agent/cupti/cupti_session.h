@@ -80,6 +80,7 @@ class CuptiSession {
   bool active() const { return state_.load(std::memory_order_acquire) == kRunning; }
   const std::string& library_path() const { return library_.path; }
   uint32_t library_version() const { return library_.version; }
+  int library_major() const { return library_.major; }
 
   // The correlation id stashed by API_ENTER for the calling thread's current wrapper (0 if none);
   // clears it.

@@ -11,7 +11,8 @@ bool GpuCaptureSource::Start(Recorder& recorder) {
   if (options_.use_cupti) {
     CuptiSession::Failure failure;
     if (cupti_.Start(recorder, options_.cupti, &failure)) {
-      detail_ = cupti_.library_path() + " (CUPTI API " + std::to_string(cupti_.library_version()) + ")";
+      detail_ = cupti_.library_path() + " (CUDA " + std::to_string(cupti_.library_major()) + " CUPTI, API " +
+                std::to_string(cupti_.library_version()) + ")";
       recorder.SetCaptureMode("cupti", detail_.c_str());
       cupti_correlation_.store(true, std::memory_order_release);
       return true;

@@ -474,6 +474,24 @@ def case_cupti_missing(args):
         check_trace_against_truth(tr, read_truth(env.truth, tr["header"]["pid"]), ["e2e_planted_step"], "interposition")
 
 
+def case_cupti12(args, version):
+    """simgpu's CUDA 12 CUPTI (libcupti.so.12, version node libcupti.so.12) playing the release whose
+    cuptiGetVersion is `version`: its record layouts (Kernel9; Memcpy5 and Synchronization before
+    26, Memory3 before 24) with the padding that 13.0 turned into fields filled with 0xA5. Every
+    device op of the truth is in the trace with its call, exactly, as with CUDA 13's."""
+    library = os.path.join(args.simgpu_lib, "cu12", "libcupti.so.12")
+    p = run_and_check(args, "cupti12_" + version, [args.app, "basic"], ["e2e_planted_step"],
+                      extra={"GS_CUPTI_LIBRARY": library, "SIMGPU_CUPTI_API_VERSION": version})
+    if p is None:
+        return
+    check(p.returncode == 3, "exit status %d" % p.returncode)
+    check(not gpustall_lines(p.stderr), "gpustall: lines %r" % gpustall_lines(p.stderr))
+    traces = glob.glob(os.path.join(args.work_dir, "cupti12_" + version, "out", "*.gstrace"))
+    trace = read_trace(args, traces[0]) if len(traces) == 1 else None
+    detail = trace["header"]["detail"] if trace else ""
+    check(detail == "%s (CUDA 12 CUPTI, API %s)" % (library, version), "capture detail %r" % detail)
+
+
 def case_cupti_off(args):
     """GS_CUPTI=off: interposition mode by request, silently, with event-pair timing."""
     env = Env(args, "cupti_off")
@@ -584,6 +602,8 @@ def run_case(args):
          "graph": case_graph, "graph_event_pairs": lambda a: case_graph(a, {"GS_CUPTI": "off"}, "interposition"),
          "exec": case_exec, "cupti_missing": case_cupti_missing, "cupti_off": case_cupti_off,
          "cupti_real_no_driver": case_cupti_real_no_driver,
+         "cupti12_18": lambda a: case_cupti12(a, "18"), "cupti12_24": lambda a: case_cupti12(a, "24"),
+         "cupti12_26": lambda a: case_cupti12(a, "26"), "cupti12_28": lambda a: case_cupti12(a, "28"),
          "cupti_subscribed": case_cupti_subscribed, "output_unchanged": case_output_unchanged}[case](args)
 
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "activity_buffers.h"
+#include "release.h"
 #include "timestamp_clock.h"
 
 namespace simgpu_cupti {
@@ -23,10 +24,15 @@ std::atomic<int64_t> g_next_grid_id{1};
 
 bool On(CUpti_ActivityKind kind) { return g_kinds[kind].load(std::memory_order_relaxed); }
 
+// Records are built in CUDA 13.0's struct for their kind and handed out in the layout of the
+// release simgpu plays (release.h): a prefix of it, padding that 13.0 uses filled.
 template <typename Record>
 void Append(const Record& r) {
   static_assert(sizeof(Record) % 8 == 0, "CUPTI records are 8-byte aligned");
-  AppendRecord(&r, sizeof(Record));
+  Record out = r;
+  FillReleasePadding(&out);
+  const size_t size = RecordSize(out.kind);
+  AppendRecord(&out, size != 0 && size <= sizeof(Record) ? size : sizeof(Record));
 }
 
 // Per-thread external correlation stacks; trivially destructible storage would be nicer, but a

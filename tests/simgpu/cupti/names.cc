@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <iterator>
 
+#include "release.h"
+
 namespace simgpu_cupti {
 namespace {
 
@@ -36,7 +38,7 @@ extern "C" {
 
 CUptiResult CUPTIAPI cuptiGetVersion(uint32_t* version) {
   if (version == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  *version = CUPTI_API_VERSION;
+  *version = simgpu_cupti::ApiVersion();
   return CUPTI_SUCCESS;
 }
 

@@ -243,7 +243,7 @@ def list_traces(plan):
 
 
 def capture_of(gsanalyze, trace):
-    """How the agent captured `trace`, from its header ("cupti: /x/libcupti.so.13 (CUPTI API ...)"),
+    """How the agent captured `trace`, from its header ("cupti: /x/libcupti.so.13 (CUDA 13 CUPTI, API ...)"),
     as gsanalyze dump prints it; "" when it cannot say. Only the header is read."""
     if not gsanalyze or not os.access(gsanalyze, os.X_OK):
         return ""
