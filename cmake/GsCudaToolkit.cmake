@@ -41,3 +41,15 @@ endif()
 # An interface target carrying only the headers: linking it never pulls a CUDA library in.
 add_library(gs_cuda_headers INTERFACE)
 target_include_directories(gs_cuda_headers SYSTEM INTERFACE ${GS_CUDA_INCLUDE_DIR})
+
+# CUDA 12's CUPTI and runtime wheels, unpacked by tools/fetch-cuda12 (hash-pinned there): the
+# headers of the layout test (agent/cupti/layout) and the real libcupti.so.12 of
+# e2e.cupti12_real_no_driver. Tests that need them are left out, with a message, when absent.
+if(DEFINED ENV{GS_CUDA12_CACHE})
+  set(_gs_cuda12_default "$ENV{GS_CUDA12_CACHE}")
+elseif(DEFINED ENV{XDG_CACHE_HOME})
+  set(_gs_cuda12_default "$ENV{XDG_CACHE_HOME}/gpustall/cuda12")
+else()
+  set(_gs_cuda12_default "$ENV{HOME}/.cache/gpustall/cuda12")
+endif()
+set(GS_CUDA12_CACHE "${_gs_cuda12_default}" CACHE PATH "Where tools/fetch-cuda12 unpacked the CUDA 12 wheels")

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "agent/cupti/activity_layouts.h"
+
 namespace gs {
 namespace {
 
@@ -22,26 +24,11 @@ using PeerCopyRecord = CUpti_ActivityMemcpyPtoP4;
 using SyncRecord = CUpti_ActivitySynchronization;
 using MemoryRecord = CUpti_ActivityMemory3;
 
-// The fields read lie where the CUDA 13.0 layouts have them (the offsets in the 12.x wheels'
-// headers: agent/cupti/NOTES.md §9).
-#define GS_SAME_OFFSET(OLD, NEW, FIELD) \
-  static_assert(offsetof(OLD, FIELD) == offsetof(NEW, FIELD), #OLD "." #FIELD " moved in " #NEW)
-#define GS_KERNEL_FIELDS(X) X(kind) X(start) X(end) X(correlationId) X(deviceId) X(streamId) X(contextId) X(graphNodeId) X(name)
-#define GS_MEMCPY_FIELDS(X) X(kind) X(copyKind) X(srcKind) X(dstKind) X(flags) X(bytes) X(start) X(end) X(deviceId) X(contextId) X(streamId) X(correlationId) X(graphNodeId)
-#define GS_SYNC_FIELDS(X) X(kind) X(type) X(start) X(end) X(correlationId) X(contextId) X(streamId) X(cudaEventId)
-#define GS_MEMORY_FIELDS(X) X(kind) X(memoryOperationType) X(memoryKind) X(correlationId) X(address) X(bytes) X(timestamp) X(deviceId) X(contextId) X(streamId)
-#define GS_CHECK_KERNEL(F) GS_SAME_OFFSET(KernelRecord, CUpti_ActivityKernel10, F);
-#define GS_CHECK_MEMCPY(F) GS_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy6, F);
-#define GS_CHECK_SYNC(F) GS_SAME_OFFSET(SyncRecord, CUpti_ActivitySynchronization2, F);
-#define GS_CHECK_MEMORY(F) GS_SAME_OFFSET(MemoryRecord, CUpti_ActivityMemory4, F);
-GS_KERNEL_FIELDS(GS_CHECK_KERNEL)
-GS_MEMCPY_FIELDS(GS_CHECK_MEMCPY)
-GS_SYNC_FIELDS(GS_CHECK_SYNC)
-GS_MEMORY_FIELDS(GS_CHECK_MEMORY)
-#undef GS_CHECK_KERNEL
-#undef GS_CHECK_MEMCPY
-#undef GS_CHECK_SYNC
-#undef GS_CHECK_MEMORY
+// Every field read lies where the CUDA 13.0 layout has it (the 12.x header sets: the layout
+// test, agent/cupti/layout/).
+#define GS_SAME_OFFSET(READ, NEW, FIELD) \
+  static_assert(offsetof(READ, FIELD) == offsetof(NEW, FIELD), #READ "." #FIELD " moved in " #NEW);
+GS_CUPTI_READ_FIELDS(GS_SAME_OFFSET)
 #undef GS_SAME_OFFSET
 
 void Clear(GpuActivityEvent* out) { std::memset(out, 0, sizeof(*out)); }
