@@ -211,7 +211,23 @@ def clean_env(args, out_dir, truth):
     env["LD_PRELOAD"] = args.agent
     env["GS_OUTPUT"] = out_dir + "/"
     env["SIMGPU_TRUTH"] = truth
+    if args.cupti12:
+        # simgpu's CUDA 12 CUPTI playing the release args.cupti12 names (tests/simgpu/cupti/release.h)
+        env["GS_CUPTI_LIBRARY"] = cupti12_library(args)
+        env["SIMGPU_CUPTI_API_VERSION"] = args.cupti12
     return child_env(env)
+
+
+def cupti12_library(args):
+    return os.path.join(args.simgpu_lib, "cu12", "libcupti.so.12")
+
+
+def check_cupti12(args, trace, at, paths):
+    """The agent read the CUDA 12 CUPTI it was pointed at (the trace header says so), not a fallback."""
+    p = subprocess.run([args.gsanalyze, "dump", trace], capture_output=True, text=True, timeout=120)
+    line = next((l for l in p.stdout.splitlines() if l.startswith("header.capture ")), "")
+    want = 'detail="%s (CUDA 12 CUPTI, API %s)"' % (cupti12_library(args), args.cupti12)
+    at.check(want in line, "capture %r, expected %s %s" % (line, want, paths), timing=False)
 
 
 def read_truth(path, pid):
@@ -534,6 +550,8 @@ def run_once(args, shape, spec, work):
         check_healthy(rep, at, paths)
     if args.lang == "py":
         check_python_root(args, spec, trace, at, paths)
+    if args.cupti12:
+        check_cupti12(args, trace, at, paths)
     return at
 
 
@@ -549,6 +567,8 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--tag", default="", help="suffix of the work folder (one per interpreter)")
+    ap.add_argument("--cupti12", default="", metavar="API_VERSION",
+                    help="run on simgpu's CUDA 12 CUPTI playing this cuptiGetVersion (18 ... 28)")
     args = ap.parse_args()
     if args.lang == "py" and not os.path.exists(args.python):
         print("SKIP: no interpreter at %s" % args.python)
