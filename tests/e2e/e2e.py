@@ -492,6 +492,29 @@ def case_cupti12(args, version):
     check(detail == "%s (CUDA 12 CUPTI, API %s)" % (library, version), "capture detail %r" % detail)
 
 
+def case_cudart12_app(args):
+    """A CUDA 12 application: e2e_app built against CUDA 12.9's headers and linked to simgpu's
+    libcudart.so.12 (its imports carry the version node libcudart.so.12), with nothing but that
+    runtime's folder on the search path. The unversioned interposers catch its calls and call its
+    runtime; the agent finds the libcupti.so.12 beside that runtime by itself; every device op of
+    the truth is in the trace with its call."""
+    p = subprocess.run(["nm", "-D", args.app12], capture_output=True, text=True)
+    check("cudaMemcpy@libcudart.so.12" in p.stdout, "the CUDA 12 app does not import cudaMemcpy@libcudart.so.12")
+    cu12 = os.path.join(args.simgpu_lib, "cu12")
+    p = run_and_check(args, "cudart12_app", [args.app12, "basic"], ["e2e_planted_step"],
+                      extra={"LD_LIBRARY_PATH": cu12})
+    if p is None:
+        return
+    check(p.returncode == 3, "exit status %d: %s" % (p.returncode, p.stderr[-500:]))
+    check(p.stdout.strip() == "basic: 4 steps, checksum 6.0", "stdout %r" % p.stdout)
+    check(not gpustall_lines(p.stderr), "gpustall: lines %r" % gpustall_lines(p.stderr))
+    traces = glob.glob(os.path.join(args.work_dir, "cudart12_app", "out", "*.gstrace"))
+    trace = read_trace(args, traces[0]) if len(traces) == 1 else None
+    detail = trace["header"]["detail"] if trace else ""
+    check(detail.startswith(cu12 + "/libcupti.so.12 (CUDA 12 CUPTI, API "),
+          "the agent did not pick the CUPTI beside the CUDA 12 runtime: %r" % detail)
+
+
 def case_cupti_off(args):
     """GS_CUPTI=off: interposition mode by request, silently, with event-pair timing."""
     env = Env(args, "cupti_off")
@@ -606,6 +629,7 @@ def run_case(args):
          "cupti_real_no_driver": case_cupti_real_no_driver,
          "cupti12_real_no_driver": lambda a: case_cupti_real_no_driver(
              a, a.real_cupti12, "CUPTI_ERROR_NOT_INITIALIZED", "cupti12_real_no_driver"),
+         "cudart12_app": case_cudart12_app,
          "cupti12_18": lambda a: case_cupti12(a, "18"), "cupti12_24": lambda a: case_cupti12(a, "24"),
          "cupti12_26": lambda a: case_cupti12(a, "26"), "cupti12_28": lambda a: case_cupti12(a, "28"),
          "cupti_subscribed": case_cupti_subscribed, "output_unchanged": case_output_unchanged}[case](args)
@@ -624,6 +648,7 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--real-cupti", default="")
     ap.add_argument("--real-cupti12", default="")
+    ap.add_argument("--app12", default="", help="e2e_app built against CUDA 12's headers, linked to libcudart.so.12")
     args = ap.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     run_case(args)

@@ -211,7 +211,7 @@ def clean_env(args, out_dir, truth):
     env["LD_PRELOAD"] = args.agent
     env["GS_OUTPUT"] = out_dir + "/"
     env["SIMGPU_TRUTH"] = truth
-    if args.cupti12:
+    if getattr(args, "cupti12", ""):  # other drivers of these functions (scenario_diff) lack it
         # simgpu's CUDA 12 CUPTI playing the release args.cupti12 names (tests/simgpu/cupti/release.h)
         env["GS_CUPTI_LIBRARY"] = cupti12_library(args)
         env["SIMGPU_CUPTI_API_VERSION"] = args.cupti12
@@ -550,7 +550,7 @@ def run_once(args, shape, spec, work):
         check_healthy(rep, at, paths)
     if args.lang == "py":
         check_python_root(args, spec, trace, at, paths)
-    if args.cupti12:
+    if getattr(args, "cupti12", ""):
         check_cupti12(args, trace, at, paths)
     return at
 

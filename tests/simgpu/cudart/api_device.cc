@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cudart/abi13.h"
 #include "cudart/api_call.h"
 #include "cudart/driver_calls.h"
 
@@ -61,7 +62,7 @@ cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
   return call.Finish(cudaSuccess);
 }
 
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+cudaError_t SG_ABI13(cudaGetDeviceProperties)(cudaDeviceProp* prop, int device) {
   SG_API_NOSTICKY(cudaGetDeviceProperties_v12000, prop, device);
   if (prop == nullptr) return call.Finish(cudaErrorInvalidValue);
   if (!ValidDevice(device)) return call.Finish(cudaErrorInvalidDevice);

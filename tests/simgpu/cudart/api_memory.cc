@@ -8,6 +8,7 @@
 //                              no host wait, but a device-wide ordering point: work submitted
 //                              later on any stream starts after all work submitted before
 //   cudaMallocAsync / cudaFreeAsync    stream-ordered, no synchronisation
+#include "cudart/abi13.h"
 #include "cudart/api_call.h"
 #include "cudart/driver_calls.h"
 
@@ -145,7 +146,7 @@ cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
   return call.Finish(cudaSuccess);
 }
 
-cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
+cudaError_t SG_ABI13(cudaPointerGetAttributes)(cudaPointerAttributes* attributes, const void* ptr) {
   SG_API(cudaPointerGetAttributes_v4000, attributes, ptr);
   if (attributes == nullptr) return call.Finish(cudaErrorInvalidValue);
   simgpu::PointerInfo info = simgpu::ClassifyPointer(ptr);

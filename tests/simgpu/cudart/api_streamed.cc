@@ -6,6 +6,7 @@
 // SG_PT picks the matching CUPTI cbid and params struct.
 #include <dlfcn.h>
 
+#include "cudart/abi13.h"
 #include "cudart/api_call.h"
 #include "cudart/driver_calls.h"
 #include "cudart/launch.h"
@@ -174,7 +175,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
   return call.Finish(e);
 }
 
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* captureStatus_out,
+cudaError_t SG_ABI13(cudaStreamGetCaptureInfo)(cudaStream_t stream, cudaStreamCaptureStatus* captureStatus_out,
                                      unsigned long long* id_out, cudaGraph_t* graph_out,
                                      const cudaGraphNode_t** dependencies_out,
                                      const cudaGraphEdgeData** edgeData_out,
