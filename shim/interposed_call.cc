@@ -10,7 +10,7 @@
 namespace gs {
 namespace shim {
 
-std::atomic<void*> g_real_functions[kCudaApiCount] = {};
+std::atomic<void*> g_real_functions[kMaxCudaRuntimes][kCudaApiCount] = {};
 std::atomic<CaptureSource*> g_capture_source{nullptr};
 std::atomic<bool> g_capture_stacks{true};
 
@@ -38,9 +38,9 @@ uint32_t NextAgentCorrelation(CaptureThreadState& state) {
 }
 }  // namespace
 
-void* ResolveRealFunction(CudaApi api) {
-  void* f = FindCudaRuntimeSymbol(InfoOf(api).name);
-  if (f != nullptr) g_real_functions[static_cast<size_t>(api)].store(f, std::memory_order_release);
+void* ResolveRealFunction(int runtime, CudaApi api) {
+  void* f = FindFunctionOfRuntime(runtime, InfoOf(api).name);
+  if (f != nullptr) g_real_functions[runtime][static_cast<size_t>(api)].store(f, std::memory_order_release);
   return f;
 }
 

@@ -1,7 +1,8 @@
 // interposed_call.h — what every generated wrapper does around the real runtime function.
 //
 // A wrapper (interposers.cc) is:
-//     real = RealFunction(api)                 one atomic load after the first call
+//     real = RealFunction(api, caller)         the caller's runtime's function (caller_runtime.h):
+//                                              a table lookup and an atomic load after the first call
 //     if (!call.Begin(api, stream)) return real(args...);   reentrant / agent off: straight through
 //     result = real(args...);
 //     call.End(result, facts, &params);        out of line: record, effects, event pair
@@ -18,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "agent/capture/caller_runtime.h"
 #include "agent/core/agent.h"
 #include "agent/core/clock.h"
 #include "agent/capture/capture_thread_state.h"
@@ -27,13 +29,16 @@
 namespace gs {
 namespace shim {
 
-// The real function of `api` (nullptr when no loaded runtime has it). Lazily resolved, cached in an
-// atomic per function; concurrent first calls resolve the same pointer twice, harmlessly.
-void* ResolveRealFunction(CudaApi api);
-extern std::atomic<void*> g_real_functions[kCudaApiCount];
-inline void* RealFunction(CudaApi api) {
-  void* f = g_real_functions[static_cast<size_t>(api)].load(std::memory_order_acquire);
-  return f != nullptr ? f : ResolveRealFunction(api);
+// The real function of `api` in the runtime of the call's caller (its return address: the
+// runtime it was linked to, caller_runtime.h), nullptr when that runtime lacks it. Lazily resolved,
+// cached in an atomic per runtime and function; concurrent first calls resolve the same pointer
+// twice, harmlessly.
+void* ResolveRealFunction(int runtime, CudaApi api);
+extern std::atomic<void*> g_real_functions[kMaxCudaRuntimes][kCudaApiCount];
+inline void* RealFunction(CudaApi api, uintptr_t caller) {
+  const int runtime = RuntimeOfCaller(caller);
+  void* f = g_real_functions[runtime][static_cast<size_t>(api)].load(std::memory_order_acquire);
+  return f != nullptr ? f : ResolveRealFunction(runtime, api);
 }
 
 // The capture source built by the agent's factory (MakeSourceForShim in injection.cc), or nullptr.

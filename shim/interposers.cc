@@ -6,8 +6,10 @@
 // already inside a wrapper or inside the agent goes straight to the real function.
 //
 // Exported unversioned (the anonymous version script gsagent.map.in): the runtime's symbols carry
-// the version `libcudart.so.13`, and a wrapper under a named version node of its own would
-// silently stop interposing (agent/cupti/NOTES.md §5).
+// the version `libcudart.so.13` or `libcudart.so.12`, and a wrapper under a named version node of
+// its own would silently stop interposing (agent/cupti/NOTES.md §5). Being unversioned, one
+// wrapper catches the calls of CUDA 12 and 13 callers alike; each call goes on to its caller's
+// runtime (RealFunction, agent/capture/caller_runtime.h).
 #include <cerrno>
 
 #include "agent/capture/cuda_api/cuda_api.h"
@@ -21,7 +23,8 @@
     using Real = cudaError_t(*) SIGNATURE;                                                       \
     constexpr ::gs::CudaApi kApi = ::gs::CudaApi::k_##NAME;                                      \
     const int errno_at_entry = errno;                                                            \
-    const Real real = reinterpret_cast<Real>(::gs::shim::RealFunction(kApi));                    \
+    const Real real = reinterpret_cast<Real>(                                                    \
+        ::gs::shim::RealFunction(kApi, reinterpret_cast<uintptr_t>(__builtin_return_address(0))));  \
     if (real == nullptr) return cudaErrorNotSupported; /* no runtime defines it */               \
     const PARAMS_T p = {GS_UNPAREN ARGS};                                                        \
     ::gs::shim::InterposedCall call;                                                             \

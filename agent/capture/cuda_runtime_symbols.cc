@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace gs {
@@ -30,6 +31,12 @@ std::string FindMappedLibrary(const char* prefix) {
   MappedSearch search{prefix, {}};
   dl_iterate_phdr(VisitMapped, &search);
   return search.path;
+}
+
+int CudaMajorOfLibrary(const std::string& path) {
+  const size_t at = path.rfind(".so.");
+  if (at == std::string::npos) return 0;
+  return std::atoi(path.c_str() + at + 4);
 }
 
 void* FindCudaRuntimeSymbol(const char* name) {

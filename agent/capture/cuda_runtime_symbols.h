@@ -1,5 +1,7 @@
 // cuda_runtime_symbols.h — finds the application's real CUDA runtime functions from inside the
-// agent, without going through the agent's own interposers.
+// agent, without going through the agent's own interposers: the default runtime, which the
+// agent's own calls use and the wrappers use for callers that name no runtime (caller_runtime.h
+// sends each wrapped call to its caller's own).
 //
 // Search: dlvsym(RTLD_NEXT, name, "libcudart.so.13") (the runtime's symbols carry that version;
 // pinning it picks the CUDA 13 runtime when a CUDA 12 one is loaded too), then plain
@@ -23,6 +25,9 @@ void* FindCudaRuntimeSymbol(const char* name);
 // Path of the first mapped object whose file name starts with `prefix` (e.g. "libcudart.so",
 // "libcupti.so"), or "" if none is mapped.
 std::string FindMappedLibrary(const char* prefix);
+
+// The CUDA major of a library's file name (libcudart.so.12[.x.y] → 12), 0 when it has none.
+int CudaMajorOfLibrary(const std::string& path);
 
 }  // namespace gs
 

@@ -58,12 +58,6 @@ bool Resolve(void* handle, CuptiLibrary* library, std::string* error) {
 
 }  // namespace
 
-int CudaMajorOfLibrary(const std::string& path) {
-  const size_t at = path.rfind(".so.");
-  if (at == std::string::npos) return 0;
-  return std::atoi(path.c_str() + at + 4);
-}
-
 std::vector<std::string> CuptiCandidatePaths(const std::string& explicit_path,
                                              const std::string& loaded_cudart_path) {
   std::vector<std::string> paths;

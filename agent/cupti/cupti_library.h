@@ -28,6 +28,8 @@
 
 #include <cupti.h>
 
+#include "agent/capture/cuda_runtime_symbols.h"  // CudaMajorOfLibrary
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -78,9 +80,6 @@ bool LoadCuptiLibrary(const std::string& explicit_path, CuptiLibrary* library, s
 // The candidate paths of steps 2-5 above, in order (exposed for tests).
 std::vector<std::string> CuptiCandidatePaths(const std::string& explicit_path,
                                              const std::string& loaded_cudart_path);
-
-// The CUDA major of a runtime's file name (libcudart.so.12[.x.y] → 12), 0 when it has none.
-int CudaMajorOfLibrary(const std::string& path);
 
 // The first CUPTI API versions this agent reads, per CUDA major: 12.0's (18; CUDA 11.8's
 // library says 18 too, which the major tells apart) and 13.0's (130000).

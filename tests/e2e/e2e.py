@@ -515,6 +515,32 @@ def case_cudart12_app(args):
           "the agent did not pick the CUPTI beside the CUDA 12 runtime: %r" % detail)
 
 
+def case_cudart12_app_plugin13(args):
+    """A CUDA 12 application (gs_e2e_app12) that dlopens a CUDA 13 plugin RTLD_LOCAL
+    (e2e_plugin.c): both call the same wrappers, and each call must reach its caller's runtime
+    (agent/capture/caller_runtime.h). Each side makes an allocation that fails and reads its own
+    runtime's last error, which is that failure only if its runtime got the call: the program says
+    so, and its output is the same as without the agent. Every device op of the truth is in the
+    trace, both planted functions have stacks, and both failed allocations are recorded with their
+    error."""
+    cu12 = os.path.join(args.simgpu_lib, "cu12")
+    extra = {"LD_LIBRARY_PATH": cu12 + ":" + args.simgpu_lib}
+    cmd = [args.app12, "plugin", args.plugin13]
+    p = run_and_check(args, "cudart12_app_plugin13", cmd, ["e2e_planted_step", "e2e_plugin_steps"], extra=extra)
+    if p is None:
+        return
+    want = "plugin: app checksum 1.0, plugin checksum 3.0, app's runtime saw its calls: yes"
+    check(p.returncode == 3 and p.stdout.strip() == want, "exit %d, stdout %r (want %r)" % (p.returncode, p.stdout, want))
+    traces = glob.glob(os.path.join(args.work_dir, "cudart12_app_plugin13", "out", "*.gstrace"))
+    trace = read_trace(args, traces[0]) if len(traces) == 1 else None
+    if trace is None:
+        return
+    failed = [c for c in trace["api"] if c["name"] == "cudaMalloc" and c["result"] != 0]
+    check(len(failed) == 2, "failed cudaMalloc records: %d, expected 2" % len(failed))
+    check(any("e2e_plugin_steps" in c["stack"] for c in failed) and any("Plugin" in c["stack"] for c in failed),
+          "the failed allocations' stacks: %r" % [c["stack"][:80] for c in failed])
+
+
 def case_cupti_off(args):
     """GS_CUPTI=off: interposition mode by request, silently, with event-pair timing."""
     env = Env(args, "cupti_off")
@@ -629,7 +655,7 @@ def run_case(args):
          "cupti_real_no_driver": case_cupti_real_no_driver,
          "cupti12_real_no_driver": lambda a: case_cupti_real_no_driver(
              a, a.real_cupti12, "CUPTI_ERROR_NOT_INITIALIZED", "cupti12_real_no_driver"),
-         "cudart12_app": case_cudart12_app,
+         "cudart12_app": case_cudart12_app, "cudart12_app_plugin13": case_cudart12_app_plugin13,
          "cupti12_18": lambda a: case_cupti12(a, "18"), "cupti12_24": lambda a: case_cupti12(a, "24"),
          "cupti12_26": lambda a: case_cupti12(a, "26"), "cupti12_28": lambda a: case_cupti12(a, "28"),
          "cupti_subscribed": case_cupti_subscribed, "output_unchanged": case_output_unchanged}[case](args)
@@ -649,6 +675,7 @@ def main():
     ap.add_argument("--real-cupti", default="")
     ap.add_argument("--real-cupti12", default="")
     ap.add_argument("--app12", default="", help="e2e_app built against CUDA 12's headers, linked to libcudart.so.12")
+    ap.add_argument("--plugin13", default="", help="e2e_plugin.c built against CUDA 13, linked to libcudart.so.13")
     args = ap.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     run_case(args)

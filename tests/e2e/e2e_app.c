@@ -15,6 +15,7 @@
  * The planted function e2e_planted_step must appear in the stacks the agent records. */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,6 +196,32 @@ __attribute__((noinline, used)) static int e2e_planted_graph(void) {
   return 3;
 }
 
+/* A CUDA 12 application that loads a CUDA 13 plugin RTLD_LOCAL (e2e_plugin.c, built as
+ * libgs_e2e_plugin13.so): its own steps, the plugin's, and the same last-error check on its own
+ * runtime, which must have seen its own failed allocation. */
+__attribute__((noinline)) static int Plugin(const char* path) {
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL) {
+    fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+    return 1;
+  }
+  double (*plugin_steps)(int) = (double (*)(int))dlsym(handle, "e2e_plugin_steps");
+  if (plugin_steps == NULL) return 1;
+  Buffers b;
+  CHECK(cudaSetDevice(0));
+  Alloc(&b);
+  double sum = 0;
+  for (int step = 0; step < 2; ++step) sum += e2e_planted_step(&b, step);
+  const double plugin = plugin_steps(3);
+  void* huge = NULL;
+  const cudaError_t failed = cudaMalloc(&huge, (size_t)1 << 60);
+  const cudaError_t last = cudaGetLastError();
+  Free(&b);
+  printf("plugin: app checksum %.1f, plugin checksum %.1f, app's runtime saw its calls: %s\n", sum, plugin,
+         failed != cudaSuccess && last == failed ? "yes" : "no");
+  return 3;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "basic";
   if (strcmp(mode, "basic") == 0) return Basic();
@@ -204,6 +231,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "exec") == 0) return Exec(argv[0]);
   if (strcmp(mode, "ptsz") == 0) return e2e_planted_ptsz();
   if (strcmp(mode, "graph") == 0) return e2e_planted_graph();
+  if (strcmp(mode, "plugin") == 0 && argc > 2) return Plugin(argv[2]);
   fprintf(stderr, "unknown mode %s\n", mode);
   return 2;
 }

@@ -153,7 +153,12 @@ cudaError_t cudaRuntimeGetVersion(int* runtimeVersion) {
   ApiCall call(CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020, "cudaRuntimeGetVersion_v3020",
                &sg_params, ApiCall::kNothing);
   if (runtimeVersion == nullptr) return call.Finish(cudaErrorInvalidValue);
+  // The CUDA 12 flavour is 12.9's library (cudart/abi13.h); libcudart.so.13 the headers' release.
+#if defined(SIMGPU_CUDART_MAJOR) && SIMGPU_CUDART_MAJOR == 12
+  *runtimeVersion = 12090;
+#else
   *runtimeVersion = CUDART_VERSION;
+#endif
   return call.Finish(cudaSuccess);
 }
 
