@@ -117,7 +117,7 @@ int FindInTable(uintptr_t caller, int count) {
   return -1;
 }
 
-int RuntimeOfNewCaller(uintptr_t caller) {
+__attribute__((noinline)) int RuntimeOfNewCaller(uintptr_t caller) {
   std::lock_guard<std::mutex> lock(g_mu);
   const int count = g_object_count.load(std::memory_order_relaxed);
   const int known = FindInTable(caller, count);
