@@ -11,6 +11,7 @@
 #include "agent/core/clock.h"
 #include "agent/core/fork_gate.h"
 #include "agent/core/process_info.h"
+#include "agent/writer/trace_writer.h"
 #include "agent/nvtx/nvtx_collector.h"
 #include "proto/format.h"
 
@@ -96,14 +97,8 @@ pb::TraceHeader BuildTraceHeader(const AgentParts& parts, const std::string& hos
       capture->add_blind_spots("host waits: blocking libc calls are interposed only under LD_PRELOAD");
     }
   }
-  std::string mode, detail;
-  if (parts.recorder->TakeCaptureMode(&mode, &detail)) {
-    capture->set_mode(mode.rfind("cupti", 0) == 0           ? pb::CAPTURE_MODE_CUPTI
-                      : mode.rfind("interposition", 0) == 0 ? pb::CAPTURE_MODE_INTERPOSITION
-                                                            : pb::CAPTURE_MODE_HOST_ONLY);
-    capture->set_mode_text(mode);
-    capture->set_detail(detail);
-  }
+  RingRecorder::CaptureMode mode;
+  if (parts.recorder->TakeCaptureMode(&mode)) WriteCaptureMode(mode, capture);
   for (const auto& [name, value] : DescribeConfig(parts.config)) {
     pb::KeyValue* kv = h.add_settings();
     kv->set_key(name);

@@ -2,18 +2,31 @@
 #include "agent/cupti/gpu_capture_source.h"
 
 #include "agent/core/config/config.h"
+#include "agent/capture/cuda_runtime_symbols.h"
 #include "agent/capture/host_memory_map.h"
 #include "agent/core/log.h"
 
 namespace gs {
 
+namespace {
+// The file name of the CUDA runtime the process has mapped ("" for none): the trace says which.
+std::string MappedRuntimeName() {
+  const std::string path = FindMappedLibrary("libcudart.so");
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+}  // namespace
+
 bool GpuCaptureSource::Start(Recorder& recorder) {
+  const std::string runtime = MappedRuntimeName();
   if (options_.use_cupti) {
     CuptiSession::Failure failure;
     if (cupti_.Start(recorder, options_.cupti, &failure)) {
       detail_ = cupti_.library_path() + " (CUDA " + std::to_string(cupti_.library_major()) + " CUPTI, API " +
                 std::to_string(cupti_.library_version()) + ")";
       recorder.SetCaptureMode("cupti", detail_.c_str());
+      recorder.SetCudaVersions(runtime.c_str(), static_cast<uint32_t>(cupti_.library_major()),
+                               cupti_.library_version());
       cupti_correlation_.store(true, std::memory_order_release);
       return true;
     }
@@ -33,6 +46,7 @@ bool GpuCaptureSource::Start(Recorder& recorder) {
   } else {
     detail_ = "GS_CUPTI=off";
   }
+  recorder.SetCudaVersions(runtime.c_str(), 0, 0);
   if (!timer_.Start(recorder)) {
     detail_ += "; no CUDA event functions in the runtime: host calls only";
     recorder.SetCaptureMode("host-only", detail_.c_str());

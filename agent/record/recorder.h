@@ -71,6 +71,13 @@ class Recorder {
   // What the capture side could and could not see, written into the trace ("mode").
   // `what` is a short static string, e.g. "cupti" or "interposition: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (held by: nsys)".
   virtual void SetCaptureMode(const char* mode, const char* detail) = 0;
+  // Which CUDA the capture side found: the runtime's file name ("libcudart.so.12", "" for none)
+  // and, with CUPTI, its CUDA release and cuptiGetVersion (0, 0 without).
+  virtual void SetCudaVersions(const char* cuda_runtime, uint32_t cupti_cuda_major, uint32_t cupti_version) {
+    (void)cuda_runtime;
+    (void)cupti_cuda_major;
+    (void)cupti_version;
+  }
 };
 
 }  // namespace gs

@@ -243,16 +243,23 @@ void RingRecorder::AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) {
 
 void RingRecorder::SetCaptureMode(const char* mode, const char* detail) {
   std::lock_guard<std::mutex> lock(mode_mu_);
-  mode_ = mode != nullptr ? mode : "";
-  detail_ = detail != nullptr ? detail : "";
+  mode_.mode = mode != nullptr ? mode : "";
+  mode_.detail = detail != nullptr ? detail : "";
   mode_changed_ = true;
 }
 
-bool RingRecorder::TakeCaptureMode(std::string* mode, std::string* detail) {
+void RingRecorder::SetCudaVersions(const char* cuda_runtime, uint32_t cupti_cuda_major, uint32_t cupti_version) {
+  std::lock_guard<std::mutex> lock(mode_mu_);
+  mode_.cuda_runtime = cuda_runtime != nullptr ? cuda_runtime : "";
+  mode_.cupti_cuda_major = cupti_cuda_major;
+  mode_.cupti_version = cupti_version;
+  mode_changed_ = true;
+}
+
+bool RingRecorder::TakeCaptureMode(CaptureMode* out) {
   std::lock_guard<std::mutex> lock(mode_mu_);
   if (!mode_changed_) return false;
-  *mode = mode_;
-  *detail = detail_;
+  *out = mode_;
   mode_changed_ = false;
   return true;
 }

@@ -92,6 +92,7 @@ class RingRecorder final : public Recorder {
     unrecorded_call_ns_.fetch_add(ns, std::memory_order_relaxed);
   }
   void SetCaptureMode(const char* mode, const char* detail) override;
+  void SetCudaVersions(const char* cuda_runtime, uint32_t cupti_cuda_major, uint32_t cupti_version) override;
 
   // --- control path ---
   void SetEnabled(bool enabled) { enabled_.store(enabled, std::memory_order_relaxed); }
@@ -110,8 +111,12 @@ class RingRecorder final : public Recorder {
   uint64_t other_dropped() const { return other_dropped_.load(std::memory_order_relaxed); }
   uint64_t unrecorded_calls() const { return unrecorded_calls_.load(std::memory_order_relaxed); }
   uint64_t unrecorded_call_ns() const { return unrecorded_call_ns_.load(std::memory_order_relaxed); }
-  // The capture mode, if it changed since the last call (returns false otherwise).
-  bool TakeCaptureMode(std::string* mode, std::string* detail);
+  // The capture mode and CUDA versions, if they changed since the last call (false otherwise).
+  struct CaptureMode {
+    std::string mode, detail, cuda_runtime;
+    uint32_t cupti_cuda_major = 0, cupti_version = 0;
+  };
+  bool TakeCaptureMode(CaptureMode* out);
   // True while the calling thread is inside a Record* call (its reentrancy flag). For the
   // sampler's signal handler: a sample that interrupts a record must not unwind or walk Python
   // frames on top of it (libunwind's per-thread cache is not reentrant). Async-signal-safe.
@@ -151,7 +156,7 @@ class RingRecorder final : public Recorder {
   std::atomic<uint64_t> unrecorded_calls_{0};
   std::atomic<uint64_t> unrecorded_call_ns_{0};
   std::mutex mode_mu_;
-  std::string mode_, detail_;  // guarded by mode_mu_
+  CaptureMode mode_;           // guarded by mode_mu_
   bool mode_changed_ = false;  // guarded by mode_mu_
 };
 

@@ -456,17 +456,24 @@ void TraceWriter::FillProcessStats(pb::Stats* stats) {
   for (ChunkContributor* contributor : contributors_) contributor->AddStats(stats);
 }
 
+void WriteCaptureMode(const RingRecorder::CaptureMode& mode, pb::CaptureInfo* out) {
+  out->set_mode(mode.mode.rfind("cupti", 0) == 0           ? pb::CAPTURE_MODE_CUPTI
+                : mode.mode.rfind("interposition", 0) == 0 ? pb::CAPTURE_MODE_INTERPOSITION
+                                                           : pb::CAPTURE_MODE_HOST_ONLY);
+  out->set_mode_text(mode.mode);
+  out->set_detail(mode.detail);
+  out->set_cuda_runtime(mode.cuda_runtime);
+  out->set_cupti_cuda_major(mode.cupti_cuda_major);
+  out->set_cupti_version(mode.cupti_version);
+}
+
 bool TraceWriter::FlushChunk() {
   if (failed_ || !started_ || finished_) return false;
-  std::string mode, detail;
-  if (recorder_->TakeCaptureMode(&mode, &detail)) {
+  RingRecorder::CaptureMode mode;
+  if (recorder_->TakeCaptureMode(&mode)) {
     // base_capture_ follows the latest capture info, so a later chunk capture (Python stacks
     // turned off) repeats the current mode rather than the header's.
-    base_capture_.set_mode(mode.rfind("cupti", 0) == 0           ? pb::CAPTURE_MODE_CUPTI
-                           : mode.rfind("interposition", 0) == 0 ? pb::CAPTURE_MODE_INTERPOSITION
-                                                                 : pb::CAPTURE_MODE_HOST_ONLY);
-    base_capture_.set_mode_text(mode);
-    base_capture_.set_detail(detail);
+    WriteCaptureMode(mode, &base_capture_);
     *chunk_.mutable_capture() = base_capture_;
     tables_changed_ = true;
   }

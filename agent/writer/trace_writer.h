@@ -41,6 +41,10 @@
 
 namespace gs {
 
+// The capture mode the recorder holds, as the trace's CaptureInfo says it (the header's and a
+// chunk's, when it changes).
+void WriteCaptureMode(const RingRecorder::CaptureMode& mode, gpustall::trace::CaptureInfo* out);
+
 class TraceWriter final : private ChunkBuilder {
  public:
   static constexpr uint32_t kMaxRecordsPerChunk = 65536;

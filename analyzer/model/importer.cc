@@ -165,6 +165,9 @@ absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Wrap(
 void TraceImporter::UpdateInfo() {
   const tr::CaptureInfo& cap = reader_->capture();
   info_.capture_mode = cap.mode_text();
+  info_.cuda_runtime = cap.cuda_runtime();
+  info_.cupti_cuda_major = cap.cupti_cuda_major();
+  info_.cupti_version = cap.cupti_version();
   info_.native_stacks = cap.native_stacks();
   info_.python_stacks = cap.python_stacks();
   info_.sampling = cap.sampling();

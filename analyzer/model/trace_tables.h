@@ -84,6 +84,9 @@ struct TraceInfo {
   WallClock wall_clock = WallClock::kUnknown;  // imported traces
   int64_t wall_ns_at_zero = 0;        // kBaseTime: the wall time of the trace's time 0
   std::string capture_mode;   // e.g. "cupti", "interposition: ..."
+  std::string cuda_runtime;   // the runtime the process had mapped ("libcudart.so.12"), "" unknown
+  uint32_t cupti_cuda_major = 0;  // the CUPTI's CUDA release (12, 13); 0: no CUPTI or unknown
+  uint32_t cupti_version = 0;     // its cuptiGetVersion; 0: no CUPTI or unknown
   bool native_stacks = false;
   bool python_stacks = false;
   bool sampling = false;

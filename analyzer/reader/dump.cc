@@ -56,7 +56,8 @@ void PrintCapture(std::ostream& out, const std::string& what, const pb::CaptureI
       << " stack_method=" << Quote(c.stack_method()) << " python_stacks=" << c.python_stacks()
       << " sampling=" << c.sampling() << " sample_period_ns=" << c.sample_period_ns()
       << " nvtx=" << c.nvtx() << " host_waits=" << c.host_waits()
-      << " host_wait_min_ns=" << c.host_wait_min_ns() << "\n";
+      << " host_wait_min_ns=" << c.host_wait_min_ns() << " cuda_runtime=" << Quote(c.cuda_runtime())
+      << " cupti_cuda_major=" << c.cupti_cuda_major() << " cupti_version=" << c.cupti_version() << "\n";
   for (const std::string& b : c.blind_spots()) out << what << ".blind_spot " << Quote(b) << "\n";
 }
 

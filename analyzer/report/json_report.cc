@@ -222,6 +222,9 @@ class JsonFormat final : public ReportFormat {
       j.Set("path", t.path).Set("host", t.host).Set("pid", t.pid);
       j.Set("rank", t.rank ? Json(*t.rank) : Json());
       j.Set("capture_mode", t.capture_mode).Set("clean_end", t.losses.clean_end);
+      j.Set("cuda_runtime", t.cuda_runtime.empty() ? Json() : Json(t.cuda_runtime));
+      j.Set("cupti_cuda_major", t.cupti_cuda_major != 0 ? Json(static_cast<int64_t>(t.cupti_cuda_major)) : Json());
+      j.Set("cupti_version", t.cupti_version != 0 ? Json(static_cast<int64_t>(t.cupti_version)) : Json());
       traces.Push(std::move(j));
     }
     root.Set("traces", std::move(traces));

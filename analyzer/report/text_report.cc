@@ -112,6 +112,17 @@ class Writer {
   std::string out_;
 };
 
+// Which CUDA the trace's process used, for its trace line: " (CUDA 12 CUPTI 24, libcudart.so.12)";
+// "" when the trace does not say (older traces, imported ones).
+std::string CudaVersions(const TraceInfo& t) {
+  std::string parts;
+  if (t.cupti_cuda_major != 0) {
+    parts = absl::StrCat("CUDA ", t.cupti_cuda_major, " CUPTI ", t.cupti_version);
+  }
+  if (!t.cuda_runtime.empty()) absl::StrAppend(&parts, parts.empty() ? "" : ", ", t.cuda_runtime);
+  return parts.empty() ? "" : absl::StrCat(" (", parts, ")");
+}
+
 std::string FrameText(const FrameInfo& f) {
   std::string s = f.function;
   if (!f.file.empty()) {
@@ -496,7 +507,7 @@ class TextFormat final : public ReportFormat {
         break;
       }
       w.Line(absl::StrCat("  ", t.path, ": ", t.Label(), t.capture_mode.empty() ? "" : ", capture ", t.capture_mode,
-                          t.losses.clean_end ? "" : ", no end record"));
+                          CudaVersions(t), t.losses.clean_end ? "" : ", no end record"));
     }
     if (a.devices.empty() && !a.ranks.present) w.Line("no GPU work in the trace");
     Ranks(a, &w);

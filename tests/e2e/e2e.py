@@ -513,6 +513,14 @@ def case_cudart12_app(args):
     detail = trace["header"]["detail"] if trace else ""
     check(detail.startswith(cu12 + "/libcupti.so.12 (CUDA 12 CUPTI, API "),
           "the agent did not pick the CUPTI beside the CUDA 12 runtime: %r" % detail)
+    if trace:
+        h = trace["header"]
+        check((h["cuda_runtime"], h["cupti_cuda_major"], h["cupti_version"]) == ("libcudart.so.12", 12, 28),
+              "the header's CUDA versions: %r" % ((h["cuda_runtime"], h["cupti_cuda_major"], h["cupti_version"]),))
+        if args.gsanalyze:
+            p = subprocess.run([args.gsanalyze, "report", "--width", "400", traces[0]], capture_output=True, text=True)
+            check("capture cupti (CUDA 12 CUPTI 28, libcudart.so.12)" in p.stdout,
+                  "the report's trace line does not say which CUDA: %r" % p.stdout[:400])
 
 
 def case_cudart12_app_plugin13(args):
@@ -676,6 +684,7 @@ def main():
     ap.add_argument("--real-cupti12", default="")
     ap.add_argument("--app12", default="", help="e2e_app built against CUDA 12's headers, linked to libcudart.so.12")
     ap.add_argument("--plugin13", default="", help="e2e_plugin.c built against CUDA 13, linked to libcudart.so.13")
+    ap.add_argument("--gsanalyze", default="", help="gsanalyze, when built: the report's view of a trace")
     args = ap.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     run_case(args)

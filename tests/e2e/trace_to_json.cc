@@ -48,11 +48,14 @@ int main(int argc, char** argv) {
   gs::reader::TraceReader& reader = **opened;
   const auto& h = reader.header();
   std::printf("{\"type\":\"header\",\"pid\":%lld,\"mode\":%d,\"mode_text\":%s,\"detail\":%s,"
-              "\"sampling\":%s,\"period_ns\":%llu}\n",
+              "\"sampling\":%s,\"period_ns\":%llu,\"cuda_runtime\":%s,\"cupti_cuda_major\":%u,"
+              "\"cupti_version\":%u}\n",
               static_cast<long long>(h.pid()), static_cast<int>(h.capture().mode()),
               Json(h.capture().mode_text()).c_str(), Json(h.capture().detail()).c_str(),
               h.capture().sampling() ? "true" : "false",
-              static_cast<unsigned long long>(h.capture().sample_period_ns()));
+              static_cast<unsigned long long>(h.capture().sample_period_ns()),
+              Json(h.capture().cuda_runtime()).c_str(), h.capture().cupti_cuda_major(),
+              h.capture().cupti_version());
   gs::reader::ChunkEvents events;
   while (true) {
     auto more = reader.Next(&events);

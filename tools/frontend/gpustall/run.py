@@ -243,7 +243,8 @@ def list_traces(plan):
 
 
 def capture_of(gsanalyze, trace):
-    """How the agent captured `trace`, from its header ("cupti: /x/libcupti.so.13 (CUDA 13 CUPTI, API ...)"),
+    """How the agent captured `trace`, from its header ("cupti: /x/libcupti.so.13 (CUDA 13 CUPTI, API ...);
+    runtime libcudart.so.13"),
     as gsanalyze dump prints it; "" when it cannot say. Only the header is read."""
     if not gsanalyze or not os.access(gsanalyze, os.X_OK):
         return ""
@@ -259,6 +260,8 @@ def capture_of(gsanalyze, trace):
             if line.startswith("header.capture "):
                 fields = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', line))
                 found = fields.get("text", "") + (": " + fields["detail"] if fields.get("detail") else "")
+                if fields.get("cuda_runtime"):
+                    found += "; runtime " + fields["cuda_runtime"]
                 break
             if not line.startswith(("#", "header.")):
                 break
