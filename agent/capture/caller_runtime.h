@@ -13,9 +13,10 @@
 //
 // Cost: a call looks its return address up in a table of object address ranges, starting at the
 // thread's last hit (a few compares); an object not seen before takes a mutex and walks the mapped
-// objects once. The table is append-only (objects are never forgotten: a runtime's calls from an
-// unloaded object's address range can no longer happen, and a new object at the same addresses
-// is found before it, the newest entries being searched first).
+// objects once. The table is append-only: an unloaded object's entry stays, and a new object
+// mapped over its addresses is found before it (the newest entries are searched first), except by
+// a thread whose last hit was the old entry; that takes dlclose of a library that called CUDA and
+// another at its addresses, linked to the other runtime.
 //
 // Thread safety: RuntimeOfCaller and RuntimeFunction are safe from any thread, lock-free on hits.
 #ifndef GPUSTALL_AGENT_CAPTURE_CALLER_RUNTIME_H_
