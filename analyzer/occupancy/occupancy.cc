@@ -101,4 +101,25 @@ OccupancyResult ActiveBlocksPerSm(const OccupancyDevice& device, const KernelRes
   return r;
 }
 
+LaunchFill FillOf(int64_t blocks, int sms, const OccupancyResult& occupancy) {
+  LaunchFill f;
+  if (blocks <= 0 || sms <= 0) return f;
+  const double n = sms;
+  f.blocks_per_sm = static_cast<double>(blocks) / n;
+  f.sm_coverage = std::min(1.0, f.blocks_per_sm);
+  f.wave_coverage = f.sm_coverage;
+  const int64_t a = occupancy.known ? occupancy.active_blocks : 0;
+  if (a <= 0) return f;
+  const int64_t per_wave = static_cast<int64_t>(sms) * a;
+  const int64_t full = blocks / per_wave;
+  const int64_t rest = blocks - full * per_wave;
+  f.waves = static_cast<int>(full + (rest > 0 ? 1 : 0));
+  f.wave_efficiency = static_cast<double>(blocks) / (static_cast<double>(f.waves) * static_cast<double>(per_wave));
+  f.wave_coverage = rest == 0 ? 1.0
+                              : (static_cast<double>(full) + static_cast<double>(std::min<int64_t>(rest, sms)) / n) /
+                                    f.waves;
+  f.est_occupancy = occupancy.theoretical_occupancy * f.wave_efficiency;
+  return f;
+}
+
 }  // namespace gs

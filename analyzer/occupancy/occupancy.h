@@ -70,6 +70,26 @@ struct OccupancyResult {
 
 OccupancyResult ActiveBlocksPerSm(const OccupancyDevice& device, const KernelResources& kernel);
 
+// How much of the device a launch of `blocks` blocks fills, with A = active blocks per SM (0 when
+// unknown) on N SMs (the figures of DCGM's SM_ACTIVE model and NVIDIA's wave quantisation; the
+// assumptions: equal block durations, blocks placed breadth-first):
+//   blocks_per_sm     B / N
+//   sm_coverage       min(1, B / N): the share of SMs that hold a block while the kernel runs
+//   waves             r = ⌈B / (N·A)⌉; wave_efficiency B / (r·N·A)
+//   wave_coverage     1 when B fills whole waves, else (F + min(R, N)/N) / r, with F = ⌊B / (N·A)⌋
+//                     full waves and R = B − F·N·A blocks in the last one; sm_coverage without A
+//   est_occupancy     theoretical occupancy × wave efficiency (resident warps over the maximum,
+//                     averaged over the waves: an upper bound, not achieved)
+struct LaunchFill {
+  double blocks_per_sm = 0;
+  double sm_coverage = 0;
+  int waves = 0;               // 0 when A is unknown
+  double wave_efficiency = 0;
+  double wave_coverage = 0;
+  double est_occupancy = 0;
+};
+LaunchFill FillOf(int64_t blocks, int sms, const OccupancyResult& occupancy);
+
 }  // namespace gs
 
 #endif  // GPUSTALL_ANALYZER_OCCUPANCY_OCCUPANCY_H_

@@ -111,6 +111,42 @@ TEST(OccupancyTest, WorkedCases) {
   EXPECT_FALSE(ActiveBlocksPerSm(pascal, {256, 32, 0, 0}).known);
 }
 
+// The hand cases of a launch's fill on an H100 (132 SMs), 256-thread blocks at 32 registers:
+// A = 8 blocks an SM, 1056 blocks a wave, theoretical occupancy 100%.
+TEST(OccupancyTest, FillOfHandCases) {
+  const OccupancyResult a = ActiveBlocksPerSm(H100(), {256, 32, 0, 0});
+  ASSERT_EQ(a.active_blocks, 8);
+  // One block: one SM of 132 holds it; one wave of 1056 slots.
+  LaunchFill f = FillOf(1, 132, a);
+  EXPECT_DOUBLE_EQ(f.sm_coverage, 1.0 / 132);
+  EXPECT_DOUBLE_EQ(f.wave_coverage, 1.0 / 132);
+  EXPECT_EQ(f.waves, 1);
+  EXPECT_DOUBLE_EQ(f.wave_efficiency, 1.0 / 1056);
+  EXPECT_DOUBLE_EQ(f.est_occupancy, 1.0 / 1056);
+  // A whole wave: every SM full.
+  f = FillOf(1056, 132, a);
+  EXPECT_EQ(f.waves, 1);
+  EXPECT_DOUBLE_EQ(f.wave_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(f.wave_coverage, 1.0);
+  EXPECT_DOUBLE_EQ(f.est_occupancy, 1.0);
+  // One block more: a second wave with one block, on one SM.
+  f = FillOf(1057, 132, a);
+  EXPECT_EQ(f.waves, 2);
+  EXPECT_DOUBLE_EQ(f.wave_efficiency, 1057.0 / 2112);
+  EXPECT_DOUBLE_EQ(f.wave_coverage, (1 + 1.0 / 132) / 2);
+  EXPECT_DOUBLE_EQ(f.sm_coverage, 1.0);
+  // Half the SMs: a grid of 66 blocks covers half, one block each.
+  f = FillOf(66, 132, a);
+  EXPECT_DOUBLE_EQ(f.sm_coverage, 0.5);
+  EXPECT_DOUBLE_EQ(f.wave_coverage, 0.5);
+  EXPECT_DOUBLE_EQ(f.blocks_per_sm, 0.5);
+  // Without A (no registers or shared memory known): coverage only.
+  f = FillOf(66, 132, OccupancyResult{});
+  EXPECT_DOUBLE_EQ(f.wave_coverage, 0.5);
+  EXPECT_EQ(f.waves, 0);
+  EXPECT_DOUBLE_EQ(f.est_occupancy, 0.0);
+}
+
 std::string ReadGzip(const std::string& path) {
   std::string out;
   gzFile f = gzopen(path.c_str(), "rb");
