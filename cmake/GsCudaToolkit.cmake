@@ -53,3 +53,6 @@ else()
   set(_gs_cuda12_default "$ENV{HOME}/.cache/gpustall/cuda12")
 endif()
 set(GS_CUDA12_CACHE "${_gs_cuda12_default}" CACHE PATH "Where tools/fetch-cuda12 unpacked the CUDA 12 wheels")
+# CUDA 12.9's runtime (include/, lib/libcudart.so.12): what simgpu's CUDA 12 flavour and the CUDA 12
+# test programs are built against and compared with.
+set(GS_CUDA12_RUNTIME ${GS_CUDA12_CACHE}/nvidia-cuda-runtime-cu12-12.9.79/nvidia/cuda_runtime)

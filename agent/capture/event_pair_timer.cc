@@ -201,14 +201,14 @@ void EventPairTimer::BeforeGpuWork(uint64_t stream) {
   slot->reference = d.current.load(std::memory_order_acquire);
   slot->reference_generation = d.references[slot->reference].generation.load(std::memory_order_acquire);
   // Chained when the last work the process timed was this thread's on this same stream (header
-  // comment). A chain is the thread's number above the agent's stream id (11 bits).
+  // comment). A chain is the thread's number above the agent's stream id (kChainStreamBits).
   // Threads are numbered process-wide, from 1, when they first time work.
   static std::atomic<uint32_t> chain_threads{0};
   __attribute__((tls_model("initial-exec"))) static thread_local uint32_t chain_thread = 0;
   if (chain_thread == 0) chain_thread = chain_threads.fetch_add(1, std::memory_order_relaxed) + 1;
-  static_assert(kStreamTable < (1 << 11), "stream ids fit below the thread's number");
+  static_assert(kStreamTable < (1 << kChainStreamBits), "stream ids fit below the thread's number");
   const uint32_t stream_id = StreamId(stream);
-  slot->chain = stream_id == 0 ? 0 : (uint64_t{chain_thread} << 11) | stream_id;
+  slot->chain = stream_id == 0 ? 0 : (uint64_t{chain_thread} << kChainStreamBits) | stream_id;
   slot->chained = slot->chain != 0 && chain_key_.exchange(slot->chain, std::memory_order_acq_rel) == slot->chain;
   if (slot->chain == 0) untimed();
   if (!slot->chained &&
@@ -245,7 +245,7 @@ void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, cons
   a.source = ActivitySource::kEventPair;
   a.correlation_id = correlation_id;
   a.device = static_cast<uint32_t>(device);
-  a.stream_id = StreamId(stream);
+  a.stream_id = static_cast<uint32_t>(slot.chain & ((uint64_t{1} << kChainStreamBits) - 1));  // BeforeGpuWork's
   a.bytes = call.bytes;
   a.address = call.address;
   switch (call.api_class) {

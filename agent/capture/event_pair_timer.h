@@ -100,7 +100,7 @@ class EventPairTimer {
     cudaEvent_t start = nullptr;  // recorded only when the work is not chained
     cudaEvent_t end = nullptr;
     bool chained = false;
-    uint64_t chain = 0;           // the thread and stream it was submitted from (ChainOf), or 0
+    uint64_t chain = 0;           // its thread's number above its StreamId (kChainStreamBits), or 0
     uint64_t entry_ns = 0;        // the submitting call's entry (CLOCK_MONOTONIC)
     int reference = 0;            // index into the device's references
     uint32_t reference_generation = 0;
@@ -152,6 +152,7 @@ class EventPairTimer {
   std::mutex poll_mutex_;  // serialises reference renewal (not the per-slot conversion)
   std::thread* poller_ = nullptr;
   static constexpr int kStreamTable = 1024;
+  static constexpr int kChainStreamBits = 11;  // a chain's low bits: the StreamId
   std::atomic<uint64_t> stream_keys_[kStreamTable] = {};
   // The end of each chain's last converted work, direct-mapped by chain (a chain whose entry was
   // taken by another has no known end: its next start is its call's entry). Poll only.

@@ -16,13 +16,9 @@ namespace {
 // turns padding into fields, so every kind is read through its oldest layout that has all the
 // fields read here: those lie at the same offsets in every version from 12.0 to 13.0, and nothing
 // is read from a newer version's fields (which are padding or another record on 12.x).
-// cuptiActivityGetNextRecord, the library's own, steps over each record's true size.
-using KernelRecord = CUpti_ActivityKernel9;
-using MemcpyRecord = CUpti_ActivityMemcpy5;
-using MemsetRecord = CUpti_ActivityMemset4;  // 13.0 names its pad2 isDeviceLaunched: not read
-using PeerCopyRecord = CUpti_ActivityMemcpyPtoP4;
-using SyncRecord = CUpti_ActivitySynchronization;
-using MemoryRecord = CUpti_ActivityMemory3;
+// cuptiActivityGetNextRecord, the library's own, steps over each record's true size. The layouts
+// are named in activity_layouts.h, with the fields read.
+using namespace cupti_layouts;  // NOLINT(build/namespaces): the record aliases, in this file only
 
 // Every field read lies where the CUDA 13.0 layout has it (the 12.x header sets: the layout
 // test, agent/cupti/layout/).

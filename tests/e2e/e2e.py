@@ -13,6 +13,7 @@ threads), the CUPTI fallback, bad settings, and that the application's output is
 Exit status 0 = pass; a failure prints what differed.
 """
 import argparse
+import collections
 import glob
 import json
 import os
@@ -269,8 +270,14 @@ def without_gpustall(stderr):
 
 # ---- cases --------------------------------------------------------------------------------------
 
+# What run_and_check ran: the process, its trace's path and the trace read (trace_to_json).
+Ran = collections.namedtuple("Ran", "p path trace")
+
+
 def run_and_check(args, name, cmd, planted, inject="preload", expect_mode="cupti", extra=None,
                   expect_source=None):
+    """Runs cmd under the agent and checks its one trace against the truth; a Ran, or None when
+    there is no trace to check (a check has failed)."""
     if expect_source is None:
         expect_source = API_SOURCE_CUPTI_CALLBACK if inject == "inject" else API_SOURCE_INTERPOSER
     env = Env(args, name)
@@ -285,7 +292,7 @@ def run_and_check(args, name, cmd, planted, inject="preload", expect_mode="cupti
         return
     truth = read_truth(env.truth, trace["header"]["pid"])
     check_trace_against_truth(trace, truth, planted, expect_mode, expect_source)
-    return p
+    return Ran(p, path, trace)
 
 
 def case_app(args, inject):
@@ -480,15 +487,13 @@ def case_cupti12(args, version):
     26, Memory3 before 24) with the padding that 13.0 turned into fields filled with 0xA5. Every
     device op of the truth is in the trace with its call, exactly, as with CUDA 13's."""
     library = os.path.join(args.simgpu_lib, "cu12", "libcupti.so.12")
-    p = run_and_check(args, "cupti12_" + version, [args.app, "basic"], ["e2e_planted_step"],
-                      extra={"GS_CUPTI_LIBRARY": library, "SIMGPU_CUPTI_API_VERSION": version})
-    if p is None:
+    ran = run_and_check(args, "cupti12_" + version, [args.app, "basic"], ["e2e_planted_step"],
+                        extra={"GS_CUPTI_LIBRARY": library, "SIMGPU_CUPTI_API_VERSION": version})
+    if ran is None:
         return
-    check(p.returncode == 3, "exit status %d" % p.returncode)
-    check(not gpustall_lines(p.stderr), "gpustall: lines %r" % gpustall_lines(p.stderr))
-    traces = glob.glob(os.path.join(args.work_dir, "cupti12_" + version, "out", "*.gstrace"))
-    trace = read_trace(args, traces[0]) if len(traces) == 1 else None
-    detail = trace["header"]["detail"] if trace else ""
+    check(ran.p.returncode == 3, "exit status %d" % ran.p.returncode)
+    check(not gpustall_lines(ran.p.stderr), "gpustall: lines %r" % gpustall_lines(ran.p.stderr))
+    detail = ran.trace["header"]["detail"]
     check(detail == "%s (CUDA 12 CUPTI, API %s)" % (library, version), "capture detail %r" % detail)
 
 
@@ -501,26 +506,23 @@ def case_cudart12_app(args):
     p = subprocess.run(["nm", "-D", args.app12], capture_output=True, text=True)
     check("cudaMemcpy@libcudart.so.12" in p.stdout, "the CUDA 12 app does not import cudaMemcpy@libcudart.so.12")
     cu12 = os.path.join(args.simgpu_lib, "cu12")
-    p = run_and_check(args, "cudart12_app", [args.app12, "basic"], ["e2e_planted_step"],
-                      extra={"LD_LIBRARY_PATH": cu12})
-    if p is None:
+    ran = run_and_check(args, "cudart12_app", [args.app12, "basic"], ["e2e_planted_step"],
+                        extra={"LD_LIBRARY_PATH": cu12})
+    if ran is None:
         return
+    p = ran.p
     check(p.returncode == 3, "exit status %d: %s" % (p.returncode, p.stderr[-500:]))
     check(p.stdout.strip() == "basic: 4 steps, checksum 6.0", "stdout %r" % p.stdout)
     check(not gpustall_lines(p.stderr), "gpustall: lines %r" % gpustall_lines(p.stderr))
-    traces = glob.glob(os.path.join(args.work_dir, "cudart12_app", "out", "*.gstrace"))
-    trace = read_trace(args, traces[0]) if len(traces) == 1 else None
-    detail = trace["header"]["detail"] if trace else ""
-    check(detail.startswith(cu12 + "/libcupti.so.12 (CUDA 12 CUPTI, API "),
-          "the agent did not pick the CUPTI beside the CUDA 12 runtime: %r" % detail)
-    if trace:
-        h = trace["header"]
-        check((h["cuda_runtime"], h["cupti_cuda_major"], h["cupti_version"]) == ("libcudart.so.12", 12, 28),
-              "the header's CUDA versions: %r" % ((h["cuda_runtime"], h["cupti_cuda_major"], h["cupti_version"]),))
-        if args.gsanalyze:
-            p = subprocess.run([args.gsanalyze, "report", "--width", "400", traces[0]], capture_output=True, text=True)
-            check("capture cupti (CUDA 12 CUPTI 28, libcudart.so.12)" in p.stdout,
-                  "the report's trace line does not say which CUDA: %r" % p.stdout[:400])
+    h = ran.trace["header"]
+    check(h["detail"].startswith(cu12 + "/libcupti.so.12 (CUDA 12 CUPTI, API "),
+          "the agent did not pick the CUPTI beside the CUDA 12 runtime: %r" % h["detail"])
+    check((h["cuda_runtime"], h["cupti_cuda_major"], h["cupti_version"]) == ("libcudart.so.12", 12, 28),
+          "the header's CUDA versions: %r" % ((h["cuda_runtime"], h["cupti_cuda_major"], h["cupti_version"]),))
+    if args.gsanalyze:
+        report = subprocess.run([args.gsanalyze, "report", "--width", "400", ran.path], capture_output=True, text=True)
+        check("capture cupti (CUDA 12 CUPTI 28, libcudart.so.12)" in report.stdout,
+              "the report's trace line does not say which CUDA: %r" % report.stdout[:400])
 
 
 def case_cudart12_app_plugin13(args):
@@ -534,16 +536,13 @@ def case_cudart12_app_plugin13(args):
     cu12 = os.path.join(args.simgpu_lib, "cu12")
     extra = {"LD_LIBRARY_PATH": cu12 + ":" + args.simgpu_lib}
     cmd = [args.app12, "plugin", args.plugin13]
-    p = run_and_check(args, "cudart12_app_plugin13", cmd, ["e2e_planted_step", "e2e_plugin_steps"], extra=extra)
-    if p is None:
+    ran = run_and_check(args, "cudart12_app_plugin13", cmd, ["e2e_planted_step", "e2e_plugin_steps"], extra=extra)
+    if ran is None:
         return
+    p = ran.p
     want = "plugin: app checksum 1.0, plugin checksum 3.0, app's runtime saw its calls: yes"
     check(p.returncode == 3 and p.stdout.strip() == want, "exit %d, stdout %r (want %r)" % (p.returncode, p.stdout, want))
-    traces = glob.glob(os.path.join(args.work_dir, "cudart12_app_plugin13", "out", "*.gstrace"))
-    trace = read_trace(args, traces[0]) if len(traces) == 1 else None
-    if trace is None:
-        return
-    failed = [c for c in trace["api"] if c["name"] == "cudaMalloc" and c["result"] != 0]
+    failed = [c for c in ran.trace["api"] if c["name"] == "cudaMalloc" and c["result"] != 0]
     check(len(failed) == 2, "failed cudaMalloc records: %d, expected 2" % len(failed))
     check(any("e2e_plugin_steps" in c["stack"] for c in failed) and any("Plugin" in c["stack"] for c in failed),
           "the failed allocations' stacks: %r" % [c["stack"][:80] for c in failed])
@@ -616,10 +615,10 @@ def case_workload(args, shape, planted, inject, python=False):
     # ctypes looks functions up in libcudart's own scope, past any LD_PRELOAD wrapper: CUPTI's
     # callbacks (the agent injected itself through CUDA_INJECTION64_PATH) must catch them.
     source = API_SOURCE_CUPTI_CALLBACK if python or inject == "inject" else API_SOURCE_INTERPOSER
-    p = run_and_check(args, ("py_" if python else "cpp_") + shape + "_" + inject, cmd, planted,
-                      inject=inject, expect_source=source)
-    if p is not None:
-        check(p.returncode == 0, "workload exit status %d: %s" % (p.returncode, p.stderr[-500:]))
+    ran = run_and_check(args, ("py_" if python else "cpp_") + shape + "_" + inject, cmd, planted,
+                        inject=inject, expect_source=source)
+    if ran is not None:
+        check(ran.p.returncode == 0, "workload exit status %d: %s" % (ran.p.returncode, ran.p.stderr[-500:]))
 
 
 WORKLOAD_ARGS = {
