@@ -36,7 +36,7 @@ double FeedDrains(const FakeMachine& m, double from, double until, TscLineFitter
 }
 
 int64_t LineError(const TscLine& line, const FakeMachine& m, uint64_t tsc) {
-  TscLine::Params p;
+  TscLine::Params p{};  // zero if Load fails (its EXPECT says so)
   EXPECT_TRUE(line.Load(&p));
   return static_cast<int64_t>(TscLine::ToNs(p, tsc)) - static_cast<int64_t>(m.KernelNsAt(tsc));
 }
