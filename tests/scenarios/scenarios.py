@@ -215,6 +215,11 @@ def clean_env(args, out_dir, truth):
         # simgpu's CUDA 12 CUPTI playing the release args.cupti12 names (tests/simgpu/cupti/release.h)
         env["GS_CUPTI_LIBRARY"] = cupti12_library(args)
         env["SIMGPU_CUPTI_API_VERSION"] = args.cupti12
+    if getattr(args, "cuda12", False):
+        # ... and a CUDA 12 job: the Python workloads load simgpu's libcudart.so.12
+        # (tests/workloads/py/cudart.py), so the agent must find that runtime's CUPTI by itself.
+        env.pop("GS_CUPTI_LIBRARY", None)
+        env["GS_CUDART_PATH"] = os.path.join(args.simgpu_lib, "cu12", "libcudart.so.12")
     return child_env(env)
 
 
@@ -228,6 +233,9 @@ def check_cupti12(args, rep, at, paths):
     t = rep["traces"][0]
     got = (t["capture_mode"], t["cupti_cuda_major"], t["cupti_version"])
     want = ("cupti", 12, int(args.cupti12))
+    if args.cuda12:
+        got += (t["cuda_runtime"],)
+        want += ("libcudart.so.12",)
     at.check(got == want, "capture %r, expected %r %s" % (got, want, paths), timing=False)
 
 
@@ -570,7 +578,12 @@ def main():
     ap.add_argument("--tag", default="", help="suffix of the work folder (one per interpreter)")
     ap.add_argument("--cupti12", default="", metavar="API_VERSION",
                     help="run on simgpu's CUDA 12 CUPTI playing this cuptiGetVersion (18 ... 28)")
+    ap.add_argument("--cuda12", action="store_true",
+                    help="with --cupti12, Python workloads: a CUDA 12 job (simgpu's libcudart.so.12), "
+                         "whose CUPTI the agent finds beside that runtime")
     args = ap.parse_args()
+    if args.cuda12 and (args.lang != "py" or not args.cupti12):
+        ap.error("--cuda12 is for py workloads, with --cupti12")
     if args.lang == "py" and not os.path.exists(args.python):
         print("SKIP: no interpreter at %s" % args.python)
         return SKIP

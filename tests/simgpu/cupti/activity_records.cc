@@ -1,6 +1,7 @@
 #include "activity_records.h"
 
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -274,7 +275,7 @@ void RecordBufferRequestOverhead(uint64_t start_ns, uint64_t end_ns) {
   o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
   o.objectId.pt.processId = static_cast<uint32_t>(getpid());
   o.objectId.pt.threadId = GetThreadIdType() == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
-                               ? static_cast<uint32_t>(gettid())
+                               ? static_cast<uint32_t>(syscall(SYS_gettid))  // gettid(): glibc 2.30
                                : static_cast<uint32_t>(pthread_self());
   o.start = TimestampFromMonotonic(start_ns);
   o.end = TimestampFromMonotonic(end_ns);
