@@ -16,6 +16,7 @@ import argparse
 import collections
 import glob
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -497,6 +498,25 @@ def case_cupti12(args, version):
     check(detail == "%s (CUDA 12 CUPTI, API %s)" % (library, version), "capture detail %r" % detail)
 
 
+def case_cupti12_mapped(args):
+    """A process that has a CUDA 12 CUPTI mapped before the agent starts (torch cu12 maps its own):
+    the agent reuses that library (cupti_library.h, step 1), although the job's runtime is CUDA 13
+    and its CUPTI lies beside it, and the loader never maps a second CUPTI (LD_DEBUG=files lists
+    every object it opens)."""
+    library = os.path.join(args.simgpu_lib, "cu12", "libcupti.so.12")
+    ran = run_and_check(args, "cupti12_mapped", [args.app, "basic"], ["e2e_planted_step"],
+                        extra={"LD_PRELOAD": library + ":" + args.agent, "SIMGPU_CUPTI_API_VERSION": "26",
+                               "LD_DEBUG": "files"})
+    if ran is None:
+        return
+    check(ran.p.returncode == 3, "exit status %d" % ran.p.returncode)
+    check(not gpustall_lines(ran.p.stderr), "gpustall: lines %r" % gpustall_lines(ran.p.stderr))
+    h = ran.trace["header"]
+    check(h["detail"] == "%s (CUDA 12 CUPTI, API 26)" % library, "capture detail %r" % h["detail"])
+    opened = sorted(set(re.findall(r"file=(\S*libcupti\S*)", ran.p.stderr)))
+    check(opened == [library], "the loader opened %s, want the preloaded CUDA 12 CUPTI only" % opened)
+
+
 def case_cudart12_app(args):
     """A CUDA 12 application: e2e_app built against CUDA 12.9's headers and linked to simgpu's
     libcudart.so.12 (its imports carry the version node libcudart.so.12), with nothing but that
@@ -665,6 +685,7 @@ def run_case(args):
          "cudart12_app": case_cudart12_app, "cudart12_app_plugin13": case_cudart12_app_plugin13,
          "cupti12_18": lambda a: case_cupti12(a, "18"), "cupti12_24": lambda a: case_cupti12(a, "24"),
          "cupti12_26": lambda a: case_cupti12(a, "26"), "cupti12_28": lambda a: case_cupti12(a, "28"),
+         "cupti12_mapped": case_cupti12_mapped,
          "cupti_subscribed": case_cupti_subscribed, "output_unchanged": case_output_unchanged}[case](args)
 
 
