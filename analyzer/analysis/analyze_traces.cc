@@ -95,6 +95,7 @@ absl::StatusOr<TraceResult> AnalyzeOne(TraceImporter* importer, const AnalysisOp
   TraceAnalyzer analyzer(options, importer->tables());
   if (importer->info().nvtx) analyzer.ExpectNvtx();
   analyzer.ExpectProfilerSteps(importer->info().profiler_steps);
+  analyzer.SetDevices(importer->info().devices);
   std::vector<RecordSink*> record_observers;
   for (TraceObserver* o : observers) {
     o->BeginTrace(index, *importer, analyzer);

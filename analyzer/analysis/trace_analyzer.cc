@@ -1,6 +1,7 @@
 #include "analyzer/analysis/trace_analyzer.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/classify/site_frame.h"
@@ -104,6 +105,88 @@ void TraceAnalyzer::Release(TimeNs limit) {
   if (prune != std::numeric_limits<TimeNs>::max()) history_.PruneBefore(prune);
 }
 
+void TraceAnalyzer::SetDevices(const std::vector<DeviceDescription>& devices) {
+  for (const DeviceDescription& desc : devices) limits_[desc.index] = DeviceLimits{desc.sm_count, desc.sm};
+}
+
+void TraceAnalyzer::AddFill(DeviceState& d, const GpuActivity& a) {
+  auto [it, added] = d.configs.try_emplace(uint64_t{a.name} << 32 | a.launch_config);
+  ConfigState& c = it->second;
+  if (added) {
+    c.name = a.name;
+    c.config = a.launch_config;
+    const LaunchConfig* config = tables_.LaunchConfigOf(a.launch_config);
+    auto limits = limits_.find(a.device);
+    const int sms = limits == limits_.end() ? 0 : static_cast<int>(limits->second.sm_count);
+    if (config != nullptr && sms > 0) {
+      // Occupancy needs the SM limits and the kernel's registers and shared memory; without them
+      // the coverage is min(1, blocks / SMs) and the estimate is unknown (occupancy.h).
+      if (config->has_resources && limits->second.sm.max_threads_per_sm > 0) {
+        KernelResources k;
+        k.threads_per_block = static_cast<int>(std::min<uint64_t>(config->threads_per_block(), 1 << 30));
+        k.registers_per_thread = static_cast<int>(config->registers_per_thread);
+        k.dynamic_shared = static_cast<int64_t>(config->shared_memory_bytes);
+        c.occupancy = ActiveBlocksPerSm(limits->second.sm, k);
+        c.occupancy_known = c.occupancy.known && c.occupancy.active_blocks > 0;
+      }
+      c.fill = FillOf(static_cast<int64_t>(config->blocks()), sms, c.occupancy_known ? c.occupancy : OccupancyResult{});
+      c.coverage = c.fill.wave_coverage;
+    } else {
+      c.coverage = -1;  // no configuration or no SM count: not part of the fill
+    }
+  }
+  const TimeNs duration = a.end_ns - a.start_ns;
+  ++c.count;
+  c.total_ns += duration;
+  if (c.coverage < 0) return;
+  d.fill.Add(a.start_ns, a.end_ns, c.coverage, c.occupancy_known ? c.fill.est_occupancy : -1);
+  const double underfilled = static_cast<double>(duration) * (1.0 - c.coverage);
+  c.underfilled_ns += underfilled;
+  const ApiCall* call = history_.FindCorrelated(a.correlation);
+  c.stacks[call != nullptr ? call->stack : 0] += underfilled;
+}
+
+void TraceAnalyzer::FillFigures(uint32_t device, DeviceState& d, DeviceSummary* s, TraceResult* r) {
+  constexpr size_t kLaunchSites = 3;
+  auto limits = limits_.find(device);
+  bool all_occupancy = true;
+  for (auto& [key, c] : d.configs) {
+    const LaunchConfig* config = tables_.LaunchConfigOf(c.config);
+    if (c.coverage < 0 || config == nullptr) continue;
+    all_occupancy &= c.occupancy_known;
+    KernelConfigStats k;
+    k.device = device;
+    k.name = tables_.StringValue(c.name);
+    k.config = *config;
+    k.count = c.count;
+    k.total_ns = c.total_ns;
+    k.underfilled_ns = static_cast<TimeNs>(std::llround(c.underfilled_ns));
+    k.sm_count = limits == limits_.end() ? 0 : static_cast<int>(limits->second.sm_count);
+    k.occupancy_known = c.occupancy_known;
+    k.occupancy = c.occupancy;
+    k.fill = c.fill;
+    std::vector<std::pair<uint32_t, double>> sites(c.stacks.begin(), c.stacks.end());
+    std::sort(sites.begin(), sites.end(), [](const auto& x, const auto& y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
+    if (sites.size() > kLaunchSites) sites.resize(kLaunchSites);
+    for (const auto& [stack, ns] : sites)
+      k.stacks.push_back({stack != 0 ? tables_.ResolveStack(stack) : std::vector<FrameInfo>{},
+                          static_cast<TimeNs>(std::llround(ns))});
+    r->kernel_configs.push_back(std::move(k));
+  }
+  if (d.fill.kernels() == 0) return;
+  s->has_fill = true;
+  s->has_occupancy = all_occupancy;
+  s->fill_kernels = d.fill.kernels();
+  s->sm_coverage_busy_ns = d.fill.coverage_ns();
+  s->est_occupancy_busy_ns = d.fill.occupancy_ns();
+  if (s->wall_ns > 0) {
+    s->sm_coverage_utilization = static_cast<double>(s->sm_coverage_busy_ns) / s->wall_ns;
+    s->est_occupancy_utilization = static_cast<double>(s->est_occupancy_busy_ns) / s->wall_ns;
+  }
+}
+
 TraceAnalyzer::DeviceState& TraceAnalyzer::Device(uint32_t device) {
   if (last_device_ != nullptr && last_device_id_ == device) return *last_device_;
   auto& slot = devices_[device];
@@ -127,6 +210,7 @@ void TraceAnalyzer::Process(const GpuActivity& a) {
     }
   }
   nvtx_.AddBusy(a.start_ns, a.end_ns);
+  if (a.launch_config != 0) AddFill(d, a);
   DeviceTimeline::Gap gap = d.timeline.Add(a);
   if (gap.length() <= 0) return;
   ++d.gaps;
@@ -188,6 +272,7 @@ TraceResult TraceAnalyzer::Finish(TraceInfo info) {
     if (auto w = step_windows.find(id); w != step_windows.end()) s.step_window = std::move(w->second);
     s.sample_period_ns = options_.utilization_sample_ns;
     s.utilization_samples = tl.UtilizationSamples(t0, t1);
+    FillFigures(id, *devices_[id], &s, &r);
     r.devices.push_back(std::move(s));
   }
 

@@ -34,6 +34,7 @@
 #include "analyzer/options/options.h"
 #include "analyzer/result/trace_result.h"
 #include "analyzer/timeline/device_timeline.h"
+#include "analyzer/timeline/fill_timeline.h"
 #include "analyzer/timeline/host_history.h"
 
 namespace gs::analyzer {
@@ -58,6 +59,9 @@ class TraceAnalyzer final : public RecordSink {
   // The trace's profiler steps (TraceInfo::profiler_steps): figures over its complete steps
   // besides the first-to-last ones (profiler_steps.h). Call before the first record.
   void ExpectProfilerSteps(const std::vector<ProfilerStep>& steps) { steps_.Enable(steps); }
+  // The trace's devices (TraceInfo::devices): their SM counts and limits, for how full each
+  // kernel's launch configuration keeps its device. Call before the first record.
+  void SetDevices(const std::vector<DeviceDescription>& devices);
 
   // Drains the sort window and builds the result. `info` supplies labels, devices, losses; the
   // analysis adds its own loss counters to it. Call once.
@@ -80,11 +84,32 @@ class TraceAnalyzer final : public RecordSink {
   size_t retained() const { return pending_.size() + history_.retained(); }
 
  private:
+  // One (kernel name, launch configuration) of a device: its fill, computed once, and its totals.
+  struct ConfigState {
+    uint32_t name = 0, config = 0;
+    bool occupancy_known = false;
+    OccupancyResult occupancy;
+    LaunchFill fill;
+    double coverage = 0;   // the wave-aware SM coverage the fill timeline integrates
+    uint64_t count = 0;
+    TimeNs total_ns = 0;
+    double underfilled_ns = 0;
+    absl::flat_hash_map<uint32_t, double> stacks;  // launch stack -> under-filled ns
+  };
   struct DeviceState {
     explicit DeviceState(TimeNs period) : timeline(period) {}
     DeviceTimeline timeline;
     uint64_t gaps = 0;
+    FillTimeline fill;
+    absl::flat_hash_map<uint64_t, ConfigState> configs;  // name << 32 | launch config
   };
+  struct DeviceLimits {
+    uint32_t sm_count = 0;
+    OccupancyDevice sm;
+  };
+  void AddFill(DeviceState& d, const GpuActivity& a);
+  // The device's fill figures into `s`, its launch configurations into r->kernel_configs.
+  void FillFigures(uint32_t device, DeviceState& d, DeviceSummary* s, TraceResult* r);
   void See(TimeNs t) {
     if (t < first_ns_) first_ns_ = t;
     if (t > last_ns_) last_ns_ = t;
@@ -107,6 +132,7 @@ class TraceAnalyzer final : public RecordSink {
   TimeNs released_upto_ = std::numeric_limits<TimeNs>::min();
 
   absl::flat_hash_map<uint32_t, std::unique_ptr<DeviceState>> devices_;
+  absl::flat_hash_map<uint32_t, DeviceLimits> limits_;  // SetDevices
   uint32_t last_device_id_ = 0;
   DeviceState* last_device_ = nullptr;
 

@@ -15,6 +15,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analyzer/model/process_activity.h"
+#include "analyzer/model/types.h"
+#include "analyzer/occupancy/occupancy.h"
 
 namespace gs::analyzer {
 
@@ -38,6 +40,9 @@ struct DeviceDescription {
   uint64_t total_memory = 0;      // bytes; 0 = unknown
   uint32_t pcie_generation = 0;   // 0 = unknown
   uint32_t pcie_width = 0;        // 0 = unknown
+  // The SM limits the occupancy figures need (CUPTI's device record; Kineto's deviceProperties).
+  uint32_t sm_count = 0;          // 0 = unknown
+  OccupancyDevice sm;             // meaningful when sm.max_threads_per_sm > 0
 };
 
 // What the trace says it lost. Cumulative counters (the last Stats record wins) plus what the
@@ -114,6 +119,8 @@ class TraceTables {
   virtual std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const = 0;
   // An interned string (NVTX range and domain names); "" when unknown. Default: none known.
   virtual std::string StringValue(uint32_t string_id) const { (void)string_id; return {}; }
+  // A kernel's launch configuration (GpuActivity::launch_config); null when unknown.
+  virtual const LaunchConfig* LaunchConfigOf(uint32_t id) const { (void)id; return nullptr; }
 };
 
 // Tables built in memory (tests, synthetic traces).
@@ -129,6 +136,7 @@ class InMemoryTables : public TraceTables {
     stacks_[id] = std::move(frames_leaf_first);
   }
   void SetThreadName(uint64_t tid, std::string name) { threads_[tid] = std::move(name); }
+  void SetLaunchConfig(uint32_t id, const LaunchConfig& config) { launch_configs_[id] = config; }
 
   const std::string& String(uint32_t id) const;
   FrameInfo ResolveFrame(uint32_t frame_id) const;
@@ -136,6 +144,10 @@ class InMemoryTables : public TraceTables {
   std::string ThreadName(uint64_t tid) const override;
   std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const override;
   std::string StringValue(uint32_t string_id) const override { return String(string_id); }
+  const LaunchConfig* LaunchConfigOf(uint32_t id) const override {
+    auto it = launch_configs_.find(id);
+    return it == launch_configs_.end() ? nullptr : &it->second;
+  }
 
  private:
   struct RawFrame {
@@ -147,6 +159,7 @@ class InMemoryTables : public TraceTables {
   absl::flat_hash_map<uint32_t, RawFrame> frames_;
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> stacks_;
   absl::flat_hash_map<uint64_t, std::string> threads_;
+  absl::flat_hash_map<uint32_t, LaunchConfig> launch_configs_;
 };
 
 }  // namespace gs::analyzer

@@ -85,6 +85,18 @@ struct ApiCall {
   bool async = false;
 };
 
+// A kernel's launch configuration and resources (CUPTI's kernel record; Kineto's kernel args),
+// interned per trace: TraceTables::LaunchConfigOf(GpuActivity::launch_config).
+struct LaunchConfig {
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  uint32_t registers_per_thread = 0;   // 0: not said (ROCm traces)
+  uint64_t shared_memory_bytes = 0;    // static + dynamic, per block
+  bool has_resources = false;          // registers and shared memory were said
+  uint64_t blocks() const { return uint64_t{grid[0]} * grid[1] * grid[2]; }
+  uint64_t threads_per_block() const { return uint64_t{block[0]} * block[1] * block[2]; }
+};
+
 // One piece of GPU work (or a CUPTI sync/memory record), on the trace's clock.
 struct GpuActivity {
   TimeNs start_ns = 0;
@@ -94,6 +106,7 @@ struct GpuActivity {
   uint32_t device = 0;
   uint32_t stream = 0;
   uint32_t name = 0;            // TraceTables string id of the kernel name; 0: none
+  uint32_t launch_config = 0;   // kernels: TraceTables::LaunchConfigOf id; 0: not recorded
   ActivityKind kind = ActivityKind::kUnspecified;
   CopyDirection direction = CopyDirection::kUnknown;
   MemKind src_kind = MemKind::kUnknown;

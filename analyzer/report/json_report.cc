@@ -1,4 +1,5 @@
 // json_report.cc — the documented JSON schema (analyzer/JSON.md describes every field).
+#include "absl/strings/str_cat.h"
 #include "analyzer/units/units.h"
 #include "analyzer/json/json_value.h"
 #include "analyzer/report/report.h"
@@ -45,6 +46,56 @@ Json ByCause(const CauseNs& c) {
   for (int i = 0; i < kNumCauses; ++i)
     if (c[i] > 0) j.Set(CauseName(static_cast<Cause>(i)), c[i]);
   return j;
+}
+
+// occupancy.h's limiter bits as names, "+"-joined ("registers+shared_memory").
+std::string LimiterName(uint32_t limiters) {
+  std::string out;
+  for (const auto& [bit, name] : {std::pair<uint32_t, const char*>{kLimitWarps, "warps"},
+                                  {kLimitRegisters, "registers"},
+                                  {kLimitSharedMemory, "shared_memory"},
+                                  {kLimitBlocks, "blocks"},
+                                  {kLimitBarriers, "barriers"}})
+    if (limiters & bit) absl::StrAppend(&out, out.empty() ? "" : "+", name);
+  return out;
+}
+
+Json KernelConfigsJson(const std::vector<KernelConfigStats>& configs) {
+  Json rows = Json::Array();
+  for (const KernelConfigStats& k : configs) {
+    const LaunchConfig& c = k.config;
+    Json grid = Json::Array(), block = Json::Array(), stacks = Json::Array();
+    for (int i = 0; i < 3; ++i) grid.Push(c.grid[i]), block.Push(c.block[i]);
+    for (const KernelConfigStats::LaunchSite& site : k.stacks) {
+      Json frames = Json::Array();
+      for (const FrameInfo& f : site.frames) frames.Push(FrameJson(f));
+      stacks.Push(Json::Object().Set("frames", std::move(frames)).Set("underfilled_ns", site.underfilled_ns));
+    }
+    const bool occ = k.occupancy_known;
+    rows.Push(Json::Object()
+                  .Set("trace", static_cast<int64_t>(k.trace))
+                  .Set("device", k.device)
+                  .Set("name", k.name)
+                  .Set("grid", std::move(grid))
+                  .Set("block", std::move(block))
+                  .Set("registers_per_thread", c.has_resources ? Json(c.registers_per_thread) : Json())
+                  .Set("shared_memory_bytes", c.has_resources ? Json(c.shared_memory_bytes) : Json())
+                  .Set("count", k.count)
+                  .Set("total_ns", k.total_ns)
+                  .Set("sms", k.sm_count)
+                  .Set("blocks_per_sm", k.fill.blocks_per_sm)
+                  .Set("sm_coverage", k.fill.sm_coverage)
+                  .Set("wave_coverage", k.fill.wave_coverage)
+                  .Set("active_blocks_per_sm", occ ? Json(k.occupancy.active_blocks) : Json())
+                  .Set("limiter", occ ? Json(LimiterName(k.occupancy.limiters)) : Json())
+                  .Set("theoretical_occupancy", occ ? Json(k.occupancy.theoretical_occupancy) : Json())
+                  .Set("waves", occ ? Json(k.fill.waves) : Json())
+                  .Set("wave_efficiency", occ ? Json(k.fill.wave_efficiency) : Json())
+                  .Set("est_occupancy", occ ? Json(k.fill.est_occupancy) : Json())
+                  .Set("underfilled_ns", k.underfilled_ns)
+                  .Set("stacks", std::move(stacks)));
+  }
+  return rows;
 }
 
 Json SiteJson(const Site& s) {
@@ -261,11 +312,17 @@ class JsonFormat final : public ReportFormat {
                        .Set("copies", d.copies)
                        .Set("memsets", d.memsets)
                        .Set("idle_intervals", d.idle_intervals)
+                       .Set("sm_coverage_busy_ns", d.has_fill ? Json(d.sm_coverage_busy_ns) : Json())
+                       .Set("sm_coverage_utilization", d.has_fill ? Json(d.sm_coverage_utilization) : Json())
+                       .Set("est_occupancy_busy_ns", d.has_occupancy ? Json(d.est_occupancy_busy_ns) : Json())
+                       .Set("est_occupancy_utilization",
+                            d.has_occupancy ? Json(d.est_occupancy_utilization) : Json())
                        .Set("utilization_samples", Json::Object()
                                                        .Set("period_ns", d.sample_period_ns)
                                                        .Set("values", std::move(samples))));
     }
     root.Set("devices", std::move(devices));
+    root.Set("kernel_configs", KernelConfigsJson(a.kernel_configs));
     root.Set("idle_ns", a.steady_idle_ns);
 
     Json causes = Json::Array();

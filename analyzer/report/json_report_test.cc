@@ -33,8 +33,10 @@ TEST(JsonReportTest, RoundTripsAndHasTheDocumentedFields) {
   EXPECT_EQ(j["schema_version"].as_int(), 1);
   for (const char* key : {"losses", "warnings", "traces", "devices", "causes", "host_work_states",
                           "host_work_exact_ns", "intervals", "top_stacks",
-                          "stack_tree", "copies", "memory", "recommendations", "notes", "utilization"})
+                          "stack_tree", "copies", "memory", "recommendations", "notes", "utilization",
+                          "kernel_configs"})
     EXPECT_TRUE(j.Has(key)) << key;
+  EXPECT_EQ(j["kernel_configs"].size(), 0u);  // the trace gives no launch configurations
 
   ASSERT_EQ(j["devices"].size(), 1u);
   const Json& d = j["devices"].items()[0];
@@ -42,6 +44,12 @@ TEST(JsonReportTest, RoundTripsAndHasTheDocumentedFields) {
                           "leading_idle_ns", "trailing_idle_ns", "steady_idle_ns", "utilization_samples"})
     EXPECT_TRUE(d.Has(key)) << key;
   EXPECT_EQ(d["idle_ns"].as_int(), d["wall_ns"].as_int() - d["busy_ns"].as_int());
+  // Without launch configurations no fill is claimed: null, not 0.
+  for (const char* key : {"sm_coverage_busy_ns", "sm_coverage_utilization", "est_occupancy_busy_ns",
+                          "est_occupancy_utilization"}) {
+    ASSERT_TRUE(d.Has(key)) << key;
+    EXPECT_EQ(d[key].type(), Json::Type::kNull) << key;
+  }
   EXPECT_GE(d["utilization"].as_double(), 0.0);
   EXPECT_LE(d["utilization"].as_double(), 1.0);
 

@@ -228,6 +228,16 @@ void Devices(const Analysis& a, Writer* w) {
                          FormatPercent(d.wall_ns ? double(d.compute_busy_ns) / d.wall_ns : 0), " + copy-only; copy engines busy ",
                          FormatPercent(d.wall_ns ? double(d.copy_busy_ns) / d.wall_ns : 0), "; ", d.kernels,
                          " kernels, ", d.copies, " copies, ", d.memsets, " memsets"));
+    if (d.has_fill) {
+      // GPU-Util counts a device busy while one kernel runs, whatever it fills (timeline/fill_timeline.h).
+      w->Line(absl::StrCat("  filled: SM coverage ", FormatPercent(d.sm_coverage_utilization),
+                           d.has_occupancy ? absl::StrCat(" · est. occupancy ≤ ", FormatPercent(d.est_occupancy_utilization))
+                                           : std::string(),
+                           " (GPU-Util ", FormatPercent(d.utilization),
+                           d.fill_kernels < d.kernels ? absl::StrCat("; ", d.fill_kernels, " of ", d.kernels, " kernels sized")
+                                                      : std::string(),
+                           ")"));
+    }
     std::string prefix = "  GPU-Util every 1/6 s |";
     std::string suffix = absl::StrCat("| steady avg ", FormatPercent(d.steady_utilization));
     size_t room = w->width() > Columns(prefix) + Columns(suffix) ? w->width() - Columns(prefix) - Columns(suffix) : 0;
@@ -236,6 +246,31 @@ void Devices(const Analysis& a, Writer* w) {
                          " · steady state ", FormatDuration(d.steady_idle_ns), " in ", d.idle_intervals,
                          " gaps · tear-down ", FormatDuration(d.trailing_idle_ns)));
     StepWindowLines(d, w);
+  }
+}
+
+// The launch configurations that left the most of the device empty while they ran.
+void UnderfilledKernels(const Analysis& a, Writer* w) {
+  constexpr size_t kRows = 5;
+  if (a.kernel_configs.empty() || a.kernel_configs.front().underfilled_ns <= 0) return;
+  w->Section("Under-filled kernels (busy, but few SMs given work: duration × (1 − SM coverage))");
+  for (size_t i = 0; i < a.kernel_configs.size() && i < kRows; ++i) {
+    const KernelConfigStats& k = a.kernel_configs[i];
+    if (k.underfilled_ns <= 0) break;
+    const LaunchConfig& c = k.config;
+    std::string name = k.name.size() > 48 ? k.name.substr(0, 47) + "…" : k.name;
+    std::string shape = absl::StrCat("grid ", c.grid[0], "x", c.grid[1], "x", c.grid[2], " block ", c.block[0], "x",
+                                     c.block[1], "x", c.block[2]);
+    std::string fill = absl::StrCat("coverage ", FormatPercent(k.fill.wave_coverage), " of ", k.sm_count, " SMs");
+    if (k.occupancy_known)
+      absl::StrAppend(&fill, ", ", k.occupancy.active_blocks, " blocks/SM (", k.occupancy.limiters & kLimitRegisters ? "registers"
+                      : k.occupancy.limiters & kLimitSharedMemory ? "shared memory" : k.occupancy.limiters & kLimitWarps ? "warps"
+                      : "block slots", "), ", k.fill.waves, k.fill.waves == 1 ? " wave" : " waves");
+    w->Line(absl::StrFormat("  %2d. %s %6d× %s", static_cast<int>(i + 1), R(FormatDuration(k.underfilled_ns), 9),
+                            static_cast<int64_t>(k.count), name));
+    w->Line(absl::StrCat("        ", shape, " · ", fill));
+    if (!k.stacks.empty() && !k.stacks.front().frames.empty())
+      w->Line(absl::StrCat("        launched from ", StackText(k.stacks.front().frames)));
   }
 }
 
@@ -512,6 +547,7 @@ class TextFormat final : public ReportFormat {
     if (a.devices.empty() && !a.ranks.present) w.Line("no GPU work in the trace");
     Ranks(a, &w);
     Devices(a, &w);
+    UnderfilledKernels(a, &w);
     Causes(a, &w);
     NvtxRanges(a, &w);
     Stacks(a, o, &w);

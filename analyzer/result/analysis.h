@@ -45,6 +45,38 @@ struct DeviceSummary {
   // Compute utilisation per utilization_sample_ns over the wall (nvidia-smi's samples).
   std::vector<double> utilization_samples;
   TimeNs sample_period_ns = 0;
+  // How full the kernels kept the device (timeline/fill_timeline.h): ∫ min(1, Σ wave-aware SM
+  // coverage of the running kernels) dt, and the same of their estimated occupancy (theoretical ×
+  // wave efficiency: an upper bound). has_fill: the trace gave launch configurations and the
+  // device's SM count; fill_kernels of `kernels` had them.
+  bool has_fill = false;
+  bool has_occupancy = false;     // ... and the SM limits and kernel resources occupancy needs
+  uint64_t fill_kernels = 0;
+  TimeNs sm_coverage_busy_ns = 0;
+  TimeNs est_occupancy_busy_ns = 0;
+  double sm_coverage_utilization = 0;   // sm_coverage_busy / wall
+  double est_occupancy_utilization = 0; // est_occupancy_busy / wall
+};
+
+// One launch configuration of one kernel on one device (kernel_configs[]): how full its launches
+// kept the device (analyzer/occupancy/occupancy.h) and where they were launched.
+struct KernelConfigStats {
+  size_t trace = 0;               // index into Analysis::traces
+  uint32_t device = 0;
+  std::string name;
+  LaunchConfig config;
+  uint64_t count = 0;
+  TimeNs total_ns = 0;
+  TimeNs underfilled_ns = 0;      // Σ duration × (1 − wave-aware SM coverage)
+  int sm_count = 0;
+  bool occupancy_known = false;   // the device's SM limits and the kernel's resources were there
+  OccupancyResult occupancy;
+  LaunchFill fill;
+  struct LaunchSite {
+    std::vector<FrameInfo> frames;  // leaf first; empty: the launch had no stack
+    TimeNs underfilled_ns = 0;
+  };
+  std::vector<LaunchSite> stacks; // most under-filled time first (a few)
 };
 
 struct CauseShare {
@@ -179,6 +211,9 @@ struct Analysis {
   InputWorkersSummary input_workers;  // DataLoader workers and the host (input_workers.h)
   std::vector<NvtxRangeStats> nvtx_ranges;  // GPU idle/busy per NVTX range (nvtx_ranges.h)
   GraphReplays graphs;            // CUDA graph replays by capture site (kernels 0: none)
+  // Kernel launch configurations by under-filled time, largest first (a few; empty when no trace
+  // gave launch configurations).
+  std::vector<KernelConfigStats> kernel_configs;
   std::vector<Recommendation> recommendations;
   std::vector<std::string> notes; // where the trace carries no evidence for a finer answer
   uint64_t events = 0;            // records analysed

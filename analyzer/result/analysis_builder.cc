@@ -1,6 +1,7 @@
 #include "analyzer/result/analysis_builder.h"
 
 #include <algorithm>
+#include <tuple>
 #include <map>
 #include <utility>
 
@@ -235,8 +236,28 @@ Analysis AnalysisBuilder::Build() {
     any_calls |= r.has_api_calls;
     MergeNvtxRanges(r.nvtx_ranges, &a.nvtx_ranges);
     MergeGraphReplays(r.graphs, &a.graphs);
+    for (KernelConfigStats& k : r.kernel_configs) {
+      k.trace = t;
+      a.kernel_configs.push_back(std::move(k));
+    }
     a.traces.push_back(std::move(r.info));
   }
+  // Launch configurations: the most under-filled time first (ties: the longest total, then by
+  // trace, device and name, so that the order never depends on hashing).
+  std::sort(a.kernel_configs.begin(), a.kernel_configs.end(), [](const KernelConfigStats& x, const KernelConfigStats& y) {
+    if (x.underfilled_ns != y.underfilled_ns) return x.underfilled_ns > y.underfilled_ns;
+    if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
+    if (x.trace != y.trace) return x.trace < y.trace;
+    if (x.device != y.device) return x.device < y.device;
+    if (x.name != y.name) return x.name < y.name;
+    return std::make_tuple(x.config.grid[0], x.config.grid[1], x.config.grid[2], x.config.block[0],
+                           x.config.block[1], x.config.block[2], x.config.registers_per_thread,
+                           x.config.shared_memory_bytes) <
+           std::make_tuple(y.config.grid[0], y.config.grid[1], y.config.grid[2], y.config.block[0],
+                           y.config.block[1], y.config.block[2], y.config.registers_per_thread,
+                           y.config.shared_memory_bytes);
+  });
+  if (a.kernel_configs.size() > options_.top_sites) a.kernel_configs.resize(options_.top_sites);
 
   FinalizeNvtxRanges(&a.nvtx_ranges);
   FinalizeGraphReplays(options_.top_sites, &a.graphs);

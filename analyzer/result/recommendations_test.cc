@@ -79,7 +79,10 @@ namespace {
 
 TEST(MemoryTest, NearFullWhileIdleIsExplained) {
   testing::SyntheticTrace t;
-  t.info().devices.push_back(DeviceDescription{0, "gpu", 1000ull << 20, 0, 0});
+  DeviceDescription gpu;
+  gpu.name = "gpu";
+  gpu.total_memory = 1000ull << 20;
+  t.info().devices.push_back(gpu);
   t.Call(1, ApiClass::kMalloc, 0, 1'000'000).bytes = 900ull << 20;
   t.calls().back().address = 0x1000;
   t.Launch(1, 2'000'000, 2'005'000, 2'010'000, 3'000'000);

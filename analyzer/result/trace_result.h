@@ -50,6 +50,7 @@ struct TraceResult {
   bool has_sample_states = false;  // a sample with a thread state (a PyTorch profiler trace has none)
   std::vector<NvtxRangeStats> nvtx_ranges;  // GPU idle/busy per NVTX range (nvtx_ranges.h)
   GraphReplays graphs;                      // capture_sites unsorted, shares unset
+  std::vector<KernelConfigStats> kernel_configs;  // every one, unsorted; `trace` 0
 };
 
 }  // namespace gs::analyzer

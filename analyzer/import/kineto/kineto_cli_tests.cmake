@@ -28,6 +28,11 @@ kineto_cli_case(report_by_content  0     report alexnet.bin MATCH "NVIDIA A100.*
 kineto_cli_case(report_legacy      0     report ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz MATCH "DataLoader.*exit=0")
 kineto_cli_case(report_rocm        0     report ${_kt_data}/mi250_rocm6.2.json.gz MATCH "GPU 2 \\(AMD Radeon Graphics\\).*14 kernels, 2 copies, 0 memsets.*exit=0")
 kineto_cli_case(report_json        0     report --json ${_kt_data}/a100_triton.json.gz MATCH "^{\n  \"schema_version\": 1,.*\"path\": \"[^\"]*a100_triton.json.gz\",.*\"capture_mode\": \"PyTorch profiler \\(Kineto JSON.*\"name\": \"NVIDIA A100-PG509-200\",.*\"kernels\": 1,.*\n}\nexit=0")
+# How full the kernels kept the device, from each kernel's grid, block, registers and shared memory
+# and deviceProperties (timeline/fill_timeline.h, occupancy/occupancy.h): the line beside GPU-Util,
+# the under-filled kernels with their launch sites, and JSON's figures.
+kineto_cli_case(report_fill        0     report --width 200 ${_kt_data}/a100_alexnet.pt.trace.json.gz MATCH "GPU-Util <0.1% over [^\n]*\n[^\n]*79 kernels[^\n]*\n  filled: SM coverage <0.1% · est. occupancy ≤ <0.1% \\(GPU-Util <0.1%\\)\n.*Under-filled kernels [^\n]*\n +1\\. +314 µs +4× ampere_sgemm_32x32_sliced1x4_tn\n +grid 128x4x1 block 128x1x1 · coverage 87.0% of 108 SMs, 4 blocks/SM \\(shared memory\\), 2 waves\n +launched from aten::addmm ← aten::linear.*exit=0")
+kineto_cli_case(report_fill_json   0     report --json ${_kt_data}/a100_alexnet.pt.trace.json.gz MATCH "\"sm_coverage_busy_ns\": 10173933,\n *\"sm_coverage_utilization\": 0\\.000234.*\"kernel_configs\": \\[\n *{\n *\"trace\": 0,\n *\"device\": 0,\n *\"name\": \"ampere_sgemm_32x32_sliced1x4_tn\",.*\"registers_per_thread\": 86,\n *\"shared_memory_bytes\": 32768,\n *\"count\": 4,.*\"active_blocks_per_sm\": 4,\n *\"limiter\": \"shared_memory\",.*\"waves\": 2,.*\"underfilled_ns\": 314481,.*exit=0")
 kineto_cli_case(report_ranks       0     report ${_kt_data}/multirank MATCH "Ranks \\(2 ranks, 10 collective steps compared.*rank 0 \\(pid 4037\\).*rank 1 \\(pid 4045\\).*exit=0")
 kineto_cli_case(summarize          0     summarize -o ${_kt_dir}/rank0.gssummary ${_kt_data}/multirank/rank-0.json.gz
                 THEN "'$<TARGET_FILE:gsanalyze>' report --width 200 rank0.gssummary"

@@ -278,7 +278,7 @@ class KinetoTrace::Parser {
     Ctx done = Top();
     stack_.pop_back();
     if (done == Ctx::kEvent) Commit();
-    if (done == Ctx::kDevice) t_->info_.devices.push_back(std::move(dev_));
+    if (done == Ctx::kDevice) FinishDevice(), t_->info_.devices.push_back(std::move(dev_));
     return true;
   }
   bool StartArray() {
@@ -286,6 +286,12 @@ class KinetoTrace::Parser {
     if (stack_.empty()) next = Ctx::kEvents;  // the JSON Array form: events at the top
     else if (Top() == Ctx::kRoot && CurKey() == "traceEvents") next = Ctx::kEvents;
     else if (Top() == Ctx::kRoot && CurKey() == "deviceProperties") next = Ctx::kDevices;
+    else if (Top() == Ctx::kArgs && (CurKey() == "grid" || CurKey() == "block")) {
+      next = Ctx::kDim;
+      dim_ = CurKey() == "grid" ? ev_.grid : ev_.block;
+      dim_index_ = 0;
+      (CurKey() == "grid" ? ev_.has_grid : ev_.has_block) = true;
+    }
     if (next == Ctx::kEvents) saw_events_ = true;
     stack_.push_back({next, {}});
     return true;
@@ -299,7 +305,8 @@ class KinetoTrace::Parser {
   bool saw_root_object() const { return saw_root_; }
 
  private:
-  enum class Ctx : uint8_t { kRoot, kEvents, kEvent, kArgs, kDevices, kDevice, kDist, kSkip };
+  // kDim: a kernel's "grid" or "block" array, [x, y, z].
+  enum class Ctx : uint8_t { kRoot, kEvents, kEvent, kArgs, kDim, kDevices, kDevice, kDist, kSkip };
   struct Level {
     Ctx ctx;
     std::string key;
@@ -312,6 +319,10 @@ class KinetoTrace::Parser {
     TimeNs ts = 0, dur = 0;
     int64_t correlation = -1, device = -1, stream = -1;
     uint64_t bytes = 0;
+    // Kernels: "grid", "block", "registers per thread", "shared memory" (static + dynamic).
+    uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+    bool has_grid = false, has_block = false;
+    int64_t registers = -1, shared_memory = -1;
   };
 
   Ctx Top() const { return stack_.back().ctx; }
@@ -344,11 +355,20 @@ class KinetoTrace::Parser {
         else if (k == "stream" && number) absl::SimpleAtoi(v, &ev_.stream);
         else if (k == "bytes" && number) absl::SimpleAtoi(v, &ev_.bytes);
         else if (k == "name" && !number) ev_.arg_name.assign(v.data(), v.size());
+        else if (k == "registers per thread" && number) absl::SimpleAtoi(v, &ev_.registers);
+        else if (k == "shared memory" && number) absl::SimpleAtoi(v, &ev_.shared_memory);
         break;
+      case Ctx::kDim: {
+        uint32_t x = 0;
+        if (dim_index_ < 3 && number && absl::SimpleAtoi(v, &x)) dim_[dim_index_] = x;
+        ++dim_index_;
+        break;
+      }
       case Ctx::kDevice:
         if (k == "id" && number) absl::SimpleAtoi(v, &dev_.index);
         else if (k == "name" && !number) dev_.name.assign(v.data(), v.size());
         else if (k == "totalGlobalMem" && number) absl::SimpleAtoi(v, &dev_.total_memory);
+        else if (number) DeviceLimit(k, v);
         break;
       case Ctx::kDist:
         if (k == "world_size" && number) absl::SimpleAtoi(v, &world_size_);
@@ -361,6 +381,49 @@ class KinetoTrace::Parser {
         break;
     }
     return true;
+  }
+
+  // deviceProperties' SM limits (PyTorch's profiler writes cudaDeviceProp's fields).
+  void DeviceLimit(const std::string& k, absl::string_view v) {
+    int64_t x = 0;
+    if (!absl::SimpleAtoi(v, &x) || x < 0 || x > (int64_t{1} << 40)) return;
+    OccupancyDevice& d = dev_.sm;
+    const int i = static_cast<int>(std::min<int64_t>(x, std::numeric_limits<int>::max()));
+    if (k == "numSms") dev_.sm_count = static_cast<uint32_t>(i);
+    else if (k == "computeMajor") d.cc_major = i;
+    else if (k == "computeMinor") d.cc_minor = i;
+    else if (k == "maxThreadsPerBlock") d.max_threads_per_block = i;
+    else if (k == "maxThreadsPerMultiprocessor") d.max_threads_per_sm = i;
+    else if (k == "warpSize") d.warp_size = i;
+    else if (k == "regsPerBlock") d.registers_per_block = i;
+    else if (k == "regsPerMultiprocessor") d.registers_per_sm = i;
+    else if (k == "sharedMemPerBlock") d.shared_per_block = x;
+    else if (k == "sharedMemPerBlockOptin") d.shared_per_block_optin = x;
+    else if (k == "sharedMemPerMultiprocessor") d.shared_per_sm = x;
+  }
+  // The reserved shared memory of a block is not in deviceProperties: from cc 8 it is what the SM
+  // has beyond the opt-in limit (cudaDevAttrReservedSharedMemoryPerBlock, 1 KiB on A100 and H100).
+  void FinishDevice() {
+    OccupancyDevice& d = dev_.sm;
+    if (d.cc_major >= 8 && d.shared_per_sm > d.shared_per_block_optin && d.shared_per_block_optin > 0)
+      d.reserved_shared_per_block = d.shared_per_sm - d.shared_per_block_optin;
+  }
+
+  // A kernel's launch configuration, interned: 0 when the event has no grid and block.
+  uint32_t LaunchConfigId() {
+    if (!ev_.has_grid || !ev_.has_block) return 0;
+    LaunchConfig c;
+    for (int i = 0; i < 3; ++i) c.grid[i] = ev_.grid[i], c.block[i] = ev_.block[i];
+    c.has_resources = ev_.registers >= 0 && ev_.shared_memory >= 0;
+    c.registers_per_thread = ev_.registers > 0 ? static_cast<uint32_t>(std::min<int64_t>(ev_.registers, 65535)) : 0;
+    c.shared_memory_bytes = ev_.shared_memory > 0 ? static_cast<uint64_t>(ev_.shared_memory) : 0;
+    const std::string key = absl::StrCat(c.grid[0], ",", c.grid[1], ",", c.grid[2], ",", c.block[0], ",",
+                                         c.block[1], ",", c.block[2], ",", c.registers_per_thread, ",",
+                                         c.shared_memory_bytes, ",", c.has_resources);
+    bool added;
+    const uint32_t id = Intern(&launch_configs_, key, &added);
+    if (added) t_->tables_.SetLaunchConfig(id, c);
+    return id;
   }
 
   uint32_t Intern(absl::flat_hash_map<std::string, uint32_t>* map, const std::string& s, bool* added) {
@@ -454,6 +517,7 @@ class KinetoTrace::Parser {
         a.name = InternString(ev_.name);
         if (cat == Cat::kKernel) {
           a.kind = absl::StartsWith(ev_.name, "nccl") ? ActivityKind::kCollective : ActivityKind::kKernel;
+          a.launch_config = LaunchConfigId();
           ++t.counts_.kernels;
         } else if (cat == Cat::kMemcpy) {
           a.kind = ActivityKind::kMemcpy;
@@ -509,8 +573,10 @@ class KinetoTrace::Parser {
   std::vector<Level> stack_;
   Event ev_;
   DeviceDescription dev_;
+  uint32_t* dim_ = nullptr;  // the array kDim fills (ev_.grid or ev_.block)
+  int dim_index_ = 0;
   bool saw_events_ = false, saw_root_ = false;
-  absl::flat_hash_map<std::string, uint32_t> strings_, functions_, frames_;
+  absl::flat_hash_map<std::string, uint32_t> strings_, functions_, frames_, launch_configs_;
   absl::flat_hash_map<int64_t, uint32_t> dense_;  // correlation id -> model id, once renumbering
 };
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analyzer/analysis/trace_analyzer.h"
+#include "analyzer/result/analysis_builder.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
 
@@ -102,6 +103,7 @@ Analysed Analyse(const std::string& path) {
   out.trace = std::move(*t);
   static const AnalysisOptions options;
   TraceAnalyzer analyzer(options, out.trace->tables());
+  analyzer.SetDevices(out.trace->info().devices);
   EXPECT_TRUE(out.trace->ReadAll(&analyzer).ok());
   out.result = analyzer.Finish(out.trace->info());
   return out;
@@ -133,6 +135,13 @@ TEST_P(RealTrace, KernelsCopiesAndBusyTimeEqualTheJsonsOwnSums) {
                 1.0 + (want.kernels + want.memcpys + want.memsets))
         << "device " << d.device;
     EXPECT_EQ(d.idle_intervals, want.gaps.at(d.device)) << "device " << d.device;
+    // How full: never more than the time a kernel ran (fill_timeline.h caps the sum at 1); ROCm's
+    // trace gives grids but no SM count, so no fill there.
+    if (d.has_fill) {
+      EXPECT_GT(d.sm_coverage_busy_ns, 0) << "device " << d.device;
+      EXPECT_LE(d.sm_coverage_busy_ns, d.compute_busy_ns + static_cast<TimeNs>(d.kernels)) << "device " << d.device;
+      EXPECT_LE(d.est_occupancy_busy_ns, d.compute_busy_ns + static_cast<TimeNs>(d.kernels)) << "device " << d.device;
+    }
   }
   EXPECT_EQ(kernels, want.kernels);
   EXPECT_EQ(copies, want.memcpys);
@@ -394,6 +403,97 @@ std::string LaunchAndKernel(const std::string& ts, const std::string& correlatio
 
 std::string TraceOf(const std::vector<std::string>& events, const std::string& root = "") {
   return absl::StrCat(R"({"schemaVersion": 1, )", root, R"("traceEvents": [)", absl::StrJoin(events, ",\n"), "]}");
+}
+
+// Planted launch shapes on an H100-like device (132 SMs, cc 9.0, 2048 threads, 64 K registers and
+// 228 KiB of shared memory an SM, 1 KiB reserved a block), each launched from its own op, one after
+// the other: their coverage, waves and limiter as worked out here, the device's fill as their sum,
+// and the 1-block kernel's launch site first among the under-filled.
+TEST(KinetoTraceTest, LaunchConfigurationsSayHowFullTheKernelsKeptTheDevice) {
+  const std::string device = R"("deviceProperties": [{"id": 0, "name": "H100-like", "computeMajor": 9,
+      "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+      "regsPerBlock": 65536, "regsPerMultiprocessor": 65536, "warpSize": 32, "sharedMemPerBlock": 49152,
+      "sharedMemPerBlockOptin": 232448, "sharedMemPerMultiprocessor": 233472, "numSms": 132}], )";
+  // One op enclosing a launch, then its kernel: `us` long, at `ts`.
+  auto planted = [](const std::string& op, int ts, int us, int correlation, const std::string& grid, int block,
+                    int registers) {
+    return absl::StrCat(
+        R"({"ph": "X", "cat": "cpu_op", "name": ")", op, R"(", "pid": 1, "tid": 1, "ts": )", ts, R"(, "dur": 10},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": )", ts + 1,
+        R"(, "dur": 5, "args": {"correlation": )", correlation, R"(}},
+        {"ph": "X", "cat": "kernel", "name": ")", op, R"(_kernel", "pid": 0, "tid": 7, "ts": )", ts + 20,
+        R"(, "dur": )", us, R"(, "args": {"correlation": )", correlation, R"(, "device": 0, "stream": 7,
+         "registers per thread": )", registers, R"(, "shared memory": 0, "grid": )", grid,
+        R"(, "block": [)", block, R"(, 1, 1]}})");
+  };
+  auto t = KinetoTrace::FromBuffer(
+      TraceOf({planted("one_block", 1000, 1000, 1, "[1, 1, 1]", 128, 32),
+                // 8 blocks of 256 threads an SM (warps and registers both allow 8): 132 × 8 + 1.
+                planted("one_extra_block", 3000, 100, 2, "[1057, 1, 1]", 256, 32),
+                planted("full_wave", 4000, 100, 3, "[33, 32, 1]", 256, 32),
+                // 255 registers: 8192 a warp, 2 warps of each quarter's 16 K, 8 warps: 1 block an SM.
+                planted("register_limited", 5000, 100, 4, "[132, 1, 1]", 256, 255)},
+              device),
+      "planted.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  static const AnalysisOptions options;
+  TraceAnalyzer analyzer(options, (*t)->tables());
+  analyzer.SetDevices((*t)->info().devices);
+  ASSERT_TRUE((*t)->ReadAll(&analyzer).ok());
+  TraceResult r = analyzer.Finish((*t)->info());
+  ASSERT_EQ(r.devices.size(), 1u);
+  ASSERT_EQ(r.kernel_configs.size(), 4u);
+  std::map<std::string, const KernelConfigStats*> by_name;
+  for (const KernelConfigStats& k : r.kernel_configs) by_name[k.name] = &k;
+  ASSERT_EQ(by_name.size(), 4u);
+
+  const KernelConfigStats& one = *by_name.at("one_block_kernel");
+  EXPECT_DOUBLE_EQ(one.fill.sm_coverage, 1.0 / 132);
+  EXPECT_DOUBLE_EQ(one.fill.wave_coverage, 1.0 / 132);
+  EXPECT_EQ(one.fill.waves, 1);
+  EXPECT_EQ(one.occupancy.active_blocks, 16);  // 4 warps a block: 64 / 4; registers allow 16 too
+  EXPECT_EQ(one.underfilled_ns, std::llround(1'000'000.0 * 131 / 132));
+
+  const KernelConfigStats& extra = *by_name.at("one_extra_block_kernel");
+  EXPECT_EQ(extra.occupancy.active_blocks, 8);
+  EXPECT_EQ(extra.occupancy.limiters, uint32_t{kLimitWarps | kLimitRegisters});
+  EXPECT_EQ(extra.fill.waves, 2);
+  // One full wave, then 1 block on 1 SM: (1 + 1/132) / 2 of the SMs over the two waves.
+  EXPECT_DOUBLE_EQ(extra.fill.wave_coverage, (1 + 1.0 / 132) / 2);
+  EXPECT_DOUBLE_EQ(extra.fill.sm_coverage, 1.0);
+
+  const KernelConfigStats& full = *by_name.at("full_wave_kernel");
+  EXPECT_EQ(full.fill.waves, 1);
+  EXPECT_DOUBLE_EQ(full.fill.wave_coverage, 1.0);
+  EXPECT_EQ(full.underfilled_ns, 0);
+
+  const KernelConfigStats& regs = *by_name.at("register_limited_kernel");
+  EXPECT_EQ(regs.occupancy.active_blocks, 1);
+  EXPECT_EQ(regs.occupancy.limiters, uint32_t{kLimitRegisters});
+  EXPECT_DOUBLE_EQ(regs.occupancy.theoretical_occupancy, 8.0 / 64);
+  EXPECT_EQ(regs.fill.waves, 1);
+  EXPECT_DOUBLE_EQ(regs.fill.wave_coverage, 1.0);
+
+  // The device: the kernels never overlap, so the fill is Σ duration × coverage.
+  const DeviceSummary& d = r.devices[0];
+  ASSERT_TRUE(d.has_fill);
+  EXPECT_TRUE(d.has_occupancy);
+  EXPECT_EQ(d.fill_kernels, 4u);
+  const double want = 1'000'000.0 / 132 + 100'000.0 * (1 + 1.0 / 132) / 2 + 100'000.0 + 100'000.0;
+  EXPECT_NEAR(static_cast<double>(d.sm_coverage_busy_ns), want, 1.0);
+  EXPECT_DOUBLE_EQ(d.sm_coverage_utilization, static_cast<double>(d.sm_coverage_busy_ns) / static_cast<double>(d.wall_ns));
+  EXPECT_LT(d.est_occupancy_busy_ns, d.sm_coverage_busy_ns);
+
+  // The 1-block kernel's site ranks first, launched from its op.
+  AnalysisBuilder builder(options);
+  builder.AddTrace(std::move(r));
+  Analysis a = builder.Build();
+  ASSERT_FALSE(a.kernel_configs.empty());
+  EXPECT_EQ(a.kernel_configs[0].name, "one_block_kernel");
+  ASSERT_FALSE(a.kernel_configs[0].stacks.empty());
+  ASSERT_FALSE(a.kernel_configs[0].stacks[0].frames.empty());
+  EXPECT_EQ(a.kernel_configs[0].stacks[0].frames[0].function, "one_block");
+  EXPECT_EQ(a.kernel_configs[1].name, "one_extra_block_kernel");
 }
 
 // One event far from the rest (53 years later: a damaged file, or ns among µs) is dropped and
