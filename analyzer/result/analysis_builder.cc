@@ -257,7 +257,6 @@ Analysis AnalysisBuilder::Build() {
                            y.config.block[1], y.config.block[2], y.config.registers_per_thread,
                            y.config.shared_memory_bytes);
   });
-  if (a.kernel_configs.size() > options_.top_sites) a.kernel_configs.resize(options_.top_sites);
 
   FinalizeNvtxRanges(&a.nvtx_ranges);
   FinalizeGraphReplays(options_.top_sites, &a.graphs);
@@ -369,7 +368,8 @@ Analysis AnalysisBuilder::Build() {
     a.notes.push_back("the trace does not give the devices' memory size: no 'memory near full' check");
 
   a.input_workers = SummarizeInputWorkers(a.traces);
-  a.recommendations = Recommend(a, ctx, options_);
+  a.recommendations = Recommend(a, ctx, options_);  // sees every launch configuration
+  if (a.kernel_configs.size() > options_.top_sites) a.kernel_configs.resize(options_.top_sites);
   return a;
 }
 

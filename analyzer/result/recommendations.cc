@@ -202,6 +202,116 @@ void DeviceWait(const Facts& f, std::vector<Recommendation>* out) {
   out->push_back(std::move(r));
 }
 
+// ---- how full the kernels kept the device (kernel_configs[], occupancy/occupancy.h) ----
+// These hold on a busy device too: GPU-Util counts it busy while one kernel runs, whatever that
+// kernel fills. A configuration backs one when its share of its device's kernel time (under-filled
+// time, or run time for a resource limit) is at least recommend_min_share; the largest of each
+// kind speaks.
+
+TimeNs ComputeBusy(const Analysis& a, const KernelConfigStats& k) {
+  for (const DeviceSummary& d : a.devices)
+    if (d.trace == k.trace && d.device == k.device) return d.compute_busy_ns;
+  return 0;
+}
+
+std::string LaunchedFrom(const KernelConfigStats& k) {
+  if (k.stacks.empty() || k.stacks.front().frames.empty()) return "";
+  const std::vector<FrameInfo>& frames = k.stacks.front().frames;
+  FrameInfo site = SiteFrame(frames);
+  return absl::StrCat(", launched from ", Where(site.function.empty() ? frames.front() : site));
+}
+
+std::string Shape(const KernelConfigStats& k) {
+  const LaunchConfig& c = k.config;
+  return absl::StrCat("grid ", c.grid[0], "x", c.grid[1], "x", c.grid[2], " = ", c.blocks(), " blocks of ",
+                      c.threads_per_block(), " threads");
+}
+
+// The configuration of the most `ns_of` time whose share of its device's kernel time passes, and
+// which `fits`.
+template <typename Fits, typename NsOf>
+const KernelConfigStats* Largest(const Facts& f, Fits fits, NsOf ns_of) {
+  const KernelConfigStats* best = nullptr;
+  for (const KernelConfigStats& k : f.a.kernel_configs) {
+    const TimeNs compute = ComputeBusy(f.a, k);
+    if (!fits(k) || compute <= 0 || static_cast<double>(ns_of(k)) / compute < f.opt.recommend_min_share) continue;
+    if (best == nullptr || ns_of(k) > ns_of(*best)) best = &k;
+  }
+  return best;
+}
+
+// Fewer blocks than half the SMs: most of the device has nothing to run.
+void SmallGrids(const Facts& f, std::vector<Recommendation>* out) {
+  const KernelConfigStats* k = Largest(
+      f, [](const KernelConfigStats& k) { return k.sm_count > 0 && k.fill.sm_coverage < 0.5; },
+      [](const KernelConfigStats& k) { return k.underfilled_ns; });
+  if (k == nullptr) return;
+  const TimeNs compute = ComputeBusy(f.a, *k);
+  Recommendation r;
+  r.kind = "small_grid";
+  r.est_gain_ns = k->underfilled_ns;
+  r.text = absl::StrCat(k->count, k->count == 1 ? " launch of `" : " launches of `", k->name, "` (", Shape(*k), " on ", k->sm_count, " SMs: ",
+                        FormatPercent(k->fill.sm_coverage), " of them given work) ran ", FormatDuration(k->total_ns),
+                        LaunchedFrom(*k), "; the device stood ", FormatDuration(k->underfilled_ns), " under-filled (",
+                        FormatPercent(static_cast<double>(k->underfilled_ns) / compute),
+                        " of its kernel time) while GPU-Util counted it busy. Fuse these kernels "
+                        "(torch.compile), batch their work into fewer, larger launches, or run independent ones "
+                        "concurrently on other streams.");
+  out->push_back(std::move(r));
+}
+
+// Several waves with a thin last one: the device idles through the tail of every launch.
+void PartialWave(const Facts& f, std::vector<Recommendation>* out) {
+  const KernelConfigStats* k = Largest(
+      f,
+      [](const KernelConfigStats& k) {
+        return k.occupancy_known && k.fill.sm_coverage >= 0.5 && k.fill.waves >= 2 && k.fill.wave_efficiency < 0.9;
+      },
+      [](const KernelConfigStats& k) { return k.underfilled_ns; });
+  if (k == nullptr) return;
+  const uint64_t per_wave = static_cast<uint64_t>(k->sm_count) * static_cast<uint64_t>(k->occupancy.active_blocks);
+  const uint64_t blocks = k->config.blocks(), full = blocks / per_wave, last = blocks - full * per_wave;
+  Recommendation r;
+  r.kind = "partial_wave";
+  r.est_gain_ns = k->underfilled_ns;
+  r.text = absl::StrCat("`", k->name, "` (", k->count, k->count == 1 ? " launch, " : " launches, ",
+                        FormatDuration(k->total_ns), LaunchedFrom(*k),
+                        ") runs ", Shape(*k), " as ", full, full == 1 ? " full wave of " : " full waves of ", per_wave, " (", k->sm_count, " SMs × ",
+                        k->occupancy.active_blocks, " blocks) and a last one of ", last, " blocks: ",
+                        FormatPercent(1 - k->fill.wave_efficiency), " of its block slots stay empty (",
+                        FormatDuration(k->underfilled_ns), " under-filled). A grid of ", full * per_wave, " or ",
+                        (full + 1) * per_wave, " blocks (another tile size, or batch) fills whole waves.");
+  out->push_back(std::move(r));
+}
+
+// Few blocks an SM because each needs many registers or much shared memory.
+void ResourceLimited(const Facts& f, std::vector<Recommendation>* out) {
+  const KernelConfigStats* k = Largest(
+      f,
+      [](const KernelConfigStats& k) {
+        return k.occupancy_known && k.occupancy.theoretical_occupancy <= 0.25 &&
+               (k.occupancy.limiters & (kLimitRegisters | kLimitSharedMemory)) != 0 &&
+               (k.occupancy.limiters & kLimitWarps) == 0;
+      },
+      [](const KernelConfigStats& k) { return k.total_ns; });
+  if (k == nullptr) return;
+  const bool registers = (k->occupancy.limiters & kLimitRegisters) != 0;
+  Recommendation r;
+  r.kind = "resource_limited";
+  r.text = absl::StrCat(
+      "`", k->name, "` (", FormatDuration(k->total_ns), " in ", k->count, k->count == 1 ? " launch" : " launches",
+      LaunchedFrom(*k), ") fits ",
+      k->occupancy.active_blocks, k->occupancy.active_blocks == 1 ? " block" : " blocks", " of ",
+      k->config.threads_per_block(), " threads an SM (theoretical occupancy ",
+      FormatPercent(k->occupancy.theoretical_occupancy), "), held there by its ",
+      registers ? absl::StrCat(k->config.registers_per_thread, " registers per thread")
+                : absl::StrCat(FormatBytes(k->config.shared_memory_bytes), " of shared memory per block"),
+      registers ? ": cap them (__launch_bounds__, -maxrregcount, a smaller tile) if the kernel is latency-bound."
+                : ": use smaller tiles or fewer pipeline stages if the kernel is latency-bound.",
+      " An upper bound from its configuration, not a measurement: Nsight Compute says whether it matters.");
+  out->push_back(std::move(r));
+}
+
 void OutOfMemory(const Facts& f, std::vector<Recommendation>* out) {
   if (f.a.memory.oom_errors == 0) return;
   Recommendation r;
@@ -226,6 +336,8 @@ std::vector<Recommendation> Recommend(const Analysis& a, const RecommendationCon
   }
   std::vector<Recommendation> out;
   OutOfMemory(f, &out);  // an error is worth saying even on a busy device
+  // How full the busy time was: worth saying on a busy device above all.
+  for (auto rule : {SmallGrids, PartialWave, ResourceLimited}) rule(f, &out);
   if (steady == 0 || static_cast<double>(f.idle) / steady < options.healthy_idle_share) return out;
   using Rule = void (*)(const Facts&, std::vector<Recommendation>*);
   // InputWorkers before HostBound: same gain, the more specific advice first (stable sort).

@@ -429,10 +429,10 @@ TEST(KinetoTraceTest, LaunchConfigurationsSayHowFullTheKernelsKeptTheDevice) {
   auto t = KinetoTrace::FromBuffer(
       TraceOf({planted("one_block", 1000, 1000, 1, "[1, 1, 1]", 128, 32),
                 // 8 blocks of 256 threads an SM (warps and registers both allow 8): 132 × 8 + 1.
-                planted("one_extra_block", 3000, 100, 2, "[1057, 1, 1]", 256, 32),
-                planted("full_wave", 4000, 100, 3, "[33, 32, 1]", 256, 32),
+                planted("one_extra_block", 3000, 1000, 2, "[1057, 1, 1]", 256, 32),
+                planted("full_wave", 5000, 100, 3, "[33, 32, 1]", 256, 32),
                 // 255 registers: 8192 a warp, 2 warps of each quarter's 16 K, 8 warps: 1 block an SM.
-                planted("register_limited", 5000, 100, 4, "[132, 1, 1]", 256, 255)},
+                planted("register_limited", 6000, 1000, 4, "[132, 1, 1]", 256, 255)},
               device),
       "planted.json");
   ASSERT_TRUE(t.ok()) << t.status();
@@ -479,7 +479,7 @@ TEST(KinetoTraceTest, LaunchConfigurationsSayHowFullTheKernelsKeptTheDevice) {
   ASSERT_TRUE(d.has_fill);
   EXPECT_TRUE(d.has_occupancy);
   EXPECT_EQ(d.fill_kernels, 4u);
-  const double want = 1'000'000.0 / 132 + 100'000.0 * (1 + 1.0 / 132) / 2 + 100'000.0 + 100'000.0;
+  const double want = 1'000'000.0 / 132 + 1'000'000.0 * (1 + 1.0 / 132) / 2 + 100'000.0 + 1'000'000.0;
   EXPECT_NEAR(static_cast<double>(d.sm_coverage_busy_ns), want, 1.0);
   EXPECT_DOUBLE_EQ(d.sm_coverage_utilization, static_cast<double>(d.sm_coverage_busy_ns) / static_cast<double>(d.wall_ns));
   EXPECT_LT(d.est_occupancy_busy_ns, d.sm_coverage_busy_ns);
@@ -494,6 +494,24 @@ TEST(KinetoTraceTest, LaunchConfigurationsSayHowFullTheKernelsKeptTheDevice) {
   ASSERT_FALSE(a.kernel_configs[0].stacks[0].frames.empty());
   EXPECT_EQ(a.kernel_configs[0].stacks[0].frames[0].function, "one_block");
   EXPECT_EQ(a.kernel_configs[1].name, "one_extra_block_kernel");
+
+  // Each shape's advice, with its numbers: the device is never idle between these kernels long
+  // enough to matter, yet three of the four leave most of it empty.
+  std::map<std::string, std::string> advice;
+  for (const Recommendation& rec : a.recommendations) advice[rec.kind] = rec.text;
+  ASSERT_TRUE(advice.count("small_grid")) << a.recommendations.size();
+  EXPECT_NE(advice["small_grid"].find("1 launch of `one_block_kernel` (grid 1x1x1 = 1 blocks of 128 threads on 132 SMs: 0.8%"),
+            std::string::npos) << advice["small_grid"];
+  EXPECT_NE(advice["small_grid"].find("launched from `one_block`"), std::string::npos) << advice["small_grid"];
+  ASSERT_TRUE(advice.count("partial_wave"));
+  EXPECT_NE(advice["partial_wave"].find("as 1 full wave of 1056 (132 SMs × 8 blocks) and a last one of 1 blocks"),
+            std::string::npos) << advice["partial_wave"];
+  EXPECT_NE(advice["partial_wave"].find("A grid of 1056 or 2112 blocks"), std::string::npos) << advice["partial_wave"];
+  ASSERT_TRUE(advice.count("resource_limited"));
+  EXPECT_NE(advice["resource_limited"].find("`register_limited_kernel`"), std::string::npos);
+  EXPECT_NE(advice["resource_limited"].find("fits 1 block of 256 threads an SM (theoretical occupancy 12.5%), held "
+                                            "there by its 255 registers per thread"),
+            std::string::npos) << advice["resource_limited"];
 }
 
 // One event far from the rest (53 years later: a damaged file, or ns among µs) is dropped and
