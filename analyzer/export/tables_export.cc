@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -143,9 +144,10 @@ absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
   TableRows table_rows(&*intervals, &*stacks, &stats);
   AnalyzeHooks hooks;
   hooks.observers = {&table_rows};
-  if (absl::StatusOr<Analysis> analysis = AnalyzeTraces(std::move(traces), options, hooks); !analysis.ok()) {
-    return analysis.status();
-  }
+  AnalysisOptions all_configs = options;
+  all_configs.top_kernel_configs = std::numeric_limits<size_t>::max();
+  absl::StatusOr<Analysis> analysis = AnalyzeTraces(std::move(traces), all_configs, hooks);
+  if (!analysis.ok()) return analysis.status();
   const std::vector<RankSummary>& summaries = table_rows.summaries();
   if (absl::Status st = intervals->Close(); !st.ok()) return st;
   if (absl::Status st = stacks->Close(); !st.ok()) return st;
@@ -180,6 +182,32 @@ absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
     ++stats.ranks;
   }
   if (absl::Status st = ranks->Close(); !st.ok()) return st;
+
+  // Every kernel launch configuration, by under-filled time (the report's kernel_configs[]).
+  absl::StatusOr<TableWriter> configs = TableWriter::Open(
+      dir, "kernel_configs",
+      {"trace", "rank", "device", "name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+       "registers_per_thread", "shared_memory_bytes", "count", "total_ns", "sms", "blocks_per_sm",
+       "sm_coverage", "wave_coverage", "active_blocks_per_sm", "limiter", "theoretical_occupancy", "waves",
+       "wave_efficiency", "est_occupancy", "underfilled_ns", "launch_site"});
+  if (!configs.ok()) return configs.status();
+  for (const KernelConfigStats& k : analysis->kernel_configs) {
+    const LaunchConfig& c = k.config;
+    const bool occ = k.occupancy_known;
+    std::string site;
+    if (!k.stacks.empty() && !k.stacks.front().frames.empty()) site = k.stacks.front().frames.front().function;
+    configs->Row({static_cast<int64_t>(k.trace), k.trace < summaries.size() ? RankJson(summaries[k.trace]) : Json(),
+                  k.device, k.name, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2],
+                  c.has_resources ? Json(c.registers_per_thread) : Json(),
+                  c.has_resources ? Json(c.shared_memory_bytes) : Json(), k.count, k.total_ns, k.sm_count,
+                  k.fill.blocks_per_sm, k.fill.sm_coverage, k.fill.wave_coverage,
+                  occ ? Json(k.occupancy.active_blocks) : Json(), occ ? Json(LimiterNames(k.occupancy.limiters)) : Json(),
+                  occ ? Json(k.occupancy.theoretical_occupancy) : Json(), occ ? Json(k.fill.waves) : Json(),
+                  occ ? Json(k.fill.wave_efficiency) : Json(), occ ? Json(k.fill.est_occupancy) : Json(),
+                  k.underfilled_ns, site});
+    ++stats.kernel_configs;
+  }
+  if (absl::Status st = configs->Close(); !st.ok()) return st;
   return stats;
 }
 

@@ -10,6 +10,10 @@
 //   stacks.{csv,jsonl}          stack_id, trace, rank, depth (0 = leaf), frame: one row per frame
 //   ranks.{csv,jsonl}           one row per trace: the per-rank table of the report's "ranks"
 //                               section (idle_<cause>_ns, steps, collective waits, straggler)
+//   kernel_configs.{csv,jsonl}  every kernel launch configuration of every device (the report's
+//                               kernel_configs[], analyzer/JSON.md, not cut to the top ten; grid
+//                               and block as _x/_y/_z columns; launch_site: the leaf frame of
+//                               its most under-filled launch stack)
 //
 // stack_id is unique across the export (traces' own stack ids collide). Times are nanoseconds on
 // each trace's CLOCK_MONOTONIC; ranks.clock_offset_ns maps them onto the first rank's clock.
@@ -31,7 +35,7 @@
 namespace gs::analyzer {
 
 struct TablesExportStats {
-  uint64_t intervals = 0, stack_frames = 0, ranks = 0;
+  uint64_t intervals = 0, stack_frames = 0, ranks = 0, kernel_configs = 0;
 };
 
 // Writes the tables of `traces` (opened by the job's intake, read over those descriptors) into

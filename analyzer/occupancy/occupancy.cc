@@ -122,4 +122,22 @@ LaunchFill FillOf(int64_t blocks, int sms, const OccupancyResult& occupancy) {
   return f;
 }
 
+std::string LimiterNames(uint32_t limiters) {
+  static constexpr struct {
+    uint32_t bit;
+    const char* name;
+  } kNames[] = {{kLimitWarps, "warps"},
+                {kLimitRegisters, "registers"},
+                {kLimitSharedMemory, "shared_memory"},
+                {kLimitBlocks, "blocks"},
+                {kLimitBarriers, "barriers"}};
+  std::string out;
+  for (const auto& n : kNames) {
+    if ((limiters & n.bit) == 0) continue;
+    if (!out.empty()) out += "+";
+    out += n.name;
+  }
+  return out;
+}
+
 }  // namespace gs

@@ -25,6 +25,7 @@
 #define GPUSTALL_ANALYZER_OCCUPANCY_OCCUPANCY_H_
 
 #include <cstdint>
+#include <string>
 
 namespace gs {
 
@@ -69,6 +70,10 @@ struct OccupancyResult {
 };
 
 OccupancyResult ActiveBlocksPerSm(const OccupancyDevice& device, const KernelResources& kernel);
+
+// OccupancyLimiter bits as names, "+"-joined: "warps", "registers", "shared_memory", "blocks",
+// "barriers" ("registers+shared_memory"); "" for none.
+std::string LimiterNames(uint32_t limiters);
 
 // How much of the device a launch of `blocks` blocks fills, with A = active blocks per SM (0 when
 // unknown) on N SMs (the figures of DCGM's SM_ACTIVE model and NVIDIA's wave quantisation; the

@@ -67,6 +67,7 @@ struct AnalysisOptions {
   size_t top_stacks = 10;
   size_t longest_intervals = 10;
   size_t top_sites = 10;
+  size_t top_kernel_configs = 10;  // kernel_configs[] (export --tables keeps them all)
 
   // A device whose steady-state idle is below this share gets no recommendation ("healthy").
   double healthy_idle_share = 0.05;

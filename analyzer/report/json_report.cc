@@ -1,5 +1,4 @@
 // json_report.cc — the documented JSON schema (analyzer/JSON.md describes every field).
-#include "absl/strings/str_cat.h"
 #include "analyzer/units/units.h"
 #include "analyzer/json/json_value.h"
 #include "analyzer/report/report.h"
@@ -48,18 +47,6 @@ Json ByCause(const CauseNs& c) {
   return j;
 }
 
-// occupancy.h's limiter bits as names, "+"-joined ("registers+shared_memory").
-std::string LimiterName(uint32_t limiters) {
-  std::string out;
-  for (const auto& [bit, name] : {std::pair<uint32_t, const char*>{kLimitWarps, "warps"},
-                                  {kLimitRegisters, "registers"},
-                                  {kLimitSharedMemory, "shared_memory"},
-                                  {kLimitBlocks, "blocks"},
-                                  {kLimitBarriers, "barriers"}})
-    if (limiters & bit) absl::StrAppend(&out, out.empty() ? "" : "+", name);
-  return out;
-}
-
 Json KernelConfigsJson(const std::vector<KernelConfigStats>& configs) {
   Json rows = Json::Array();
   for (const KernelConfigStats& k : configs) {
@@ -87,7 +74,7 @@ Json KernelConfigsJson(const std::vector<KernelConfigStats>& configs) {
                   .Set("sm_coverage", k.fill.sm_coverage)
                   .Set("wave_coverage", k.fill.wave_coverage)
                   .Set("active_blocks_per_sm", occ ? Json(k.occupancy.active_blocks) : Json())
-                  .Set("limiter", occ ? Json(LimiterName(k.occupancy.limiters)) : Json())
+                  .Set("limiter", occ ? Json(LimiterNames(k.occupancy.limiters)) : Json())
                   .Set("theoretical_occupancy", occ ? Json(k.occupancy.theoretical_occupancy) : Json())
                   .Set("waves", occ ? Json(k.fill.waves) : Json())
                   .Set("wave_efficiency", occ ? Json(k.fill.wave_efficiency) : Json())

@@ -369,7 +369,7 @@ Analysis AnalysisBuilder::Build() {
 
   a.input_workers = SummarizeInputWorkers(a.traces);
   a.recommendations = Recommend(a, ctx, options_);  // sees every launch configuration
-  if (a.kernel_configs.size() > options_.top_sites) a.kernel_configs.resize(options_.top_sites);
+  if (a.kernel_configs.size() > options_.top_kernel_configs) a.kernel_configs.resize(options_.top_kernel_configs);
   return a;
 }
 

@@ -26,8 +26,8 @@ int RunExportTables(const CliArgs& args, std::ostream& out, std::ostream& err) {
     return kExitBadInput;
   }
   out << "gsanalyze: " << stats->intervals << " idle intervals, " << stats->stack_frames
-      << " stack frames, " << stats->ranks << " ranks -> " << args.tables_dir
-      << "/{idle_intervals,stacks,ranks}.{csv,jsonl}\n";
+      << " stack frames, " << stats->ranks << " ranks, " << stats->kernel_configs << " kernel configurations -> "
+      << args.tables_dir << "/{idle_intervals,stacks,ranks,kernel_configs}.{csv,jsonl}\n";
   return kExitOk;
 }
 
