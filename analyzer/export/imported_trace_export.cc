@@ -67,6 +67,15 @@ class ImportedTraceEventObserver::ExportSink final : public RecordSink {
     std::string args = absl::StrCat("{\"correlation\":", a.correlation, ",\"stream\":", a.stream);
     if (kineto_) absl::StrAppend(&args, ",\"device\":", a.device);
     if (a.bytes) absl::StrAppend(&args, ",\"bytes\":", a.bytes);
+    // The launch configuration under the PyTorch profiler's own arg names, so that a re-export
+    // keeps what its readers (HTA, TensorBoard, gsanalyze) size kernels by.
+    if (const LaunchConfig* c = a.launch_config ? t_.LaunchConfigOf(a.launch_config) : nullptr) {
+      absl::StrAppend(&args, ",\"grid\":[", c->grid[0], ",", c->grid[1], ",", c->grid[2], "],\"block\":[", c->block[0],
+                      ",", c->block[1], ",", c->block[2], "]");
+      if (c->has_resources)
+        absl::StrAppend(&args, ",\"registers per thread\":", c->registers_per_thread, ",\"shared memory\":",
+                        c->shared_memory_bytes);
+    }
     args += "}";
     const int64_t pid = DevicePid(a.device), tid = StreamTrack(a.stream);
     w_.Complete(pid, tid, a.start_ns, a.end_ns - a.start_ns, name, cat, args);
@@ -164,7 +173,28 @@ void ImportedTraceEventObserver::EndTrace(size_t, const TraceImporter& importer,
   ChromeTraceWriter& w = sink_->writer();
   w.ProcessName(info.pid, absl::StrCat("pid ", info.pid));
   sink_->Names(info);
-  closed_ = w.Close();
+  std::string trailing;
+  if (layout_ == ImportedExportLayout::kKineto) {
+    // The devices as the PyTorch profiler describes them (cudaDeviceProp's field names), SM limits
+    // included where the trace gave them, so that a re-export sizes kernels as the original did.
+    std::string props;
+    for (const DeviceDescription& d : info.devices) {
+      absl::StrAppend(&props, props.empty() ? "" : ",", "\n{\"id\":", d.index, ",\"name\":", JsonQuote(d.name),
+                      ",\"totalGlobalMem\":", d.total_memory);
+      if (d.sm_count > 0) absl::StrAppend(&props, ",\"numSms\":", d.sm_count);
+      const OccupancyDevice& sm = d.sm;
+      if (sm.max_threads_per_sm > 0)
+        absl::StrAppend(&props, ",\"computeMajor\":", sm.cc_major, ",\"computeMinor\":", sm.cc_minor,
+                        ",\"maxThreadsPerBlock\":", sm.max_threads_per_block, ",\"maxThreadsPerMultiprocessor\":",
+                        sm.max_threads_per_sm, ",\"regsPerBlock\":", sm.registers_per_block, ",\"warpSize\":",
+                        sm.warp_size, ",\"sharedMemPerBlock\":", sm.shared_per_block, ",\"regsPerMultiprocessor\":",
+                        sm.registers_per_sm, ",\"sharedMemPerBlockOptin\":", sm.shared_per_block_optin,
+                        ",\"sharedMemPerMultiprocessor\":", sm.shared_per_sm);
+      props += "}";
+    }
+    trailing = absl::StrCat("\"deviceProperties\":[", props, "]");
+  }
+  closed_ = w.Close(trailing);
   stats_.events = w.events();
 }
 

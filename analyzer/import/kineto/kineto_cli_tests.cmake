@@ -36,6 +36,10 @@ kineto_cli_case(report_fill_json   0     report --json ${_kt_data}/a100_alexnet.
 kineto_cli_case(export_tables_fill 0     export --tables ${_kt_dir}/alexnet_tables ${_kt_data}/a100_alexnet.pt.trace.json.gz
                 THEN "head -2 alexnet_tables/kernel_configs.csv"
                 MATCH "1 ranks, ([0-9]+) kernel configurations -> .*alexnet_tables/\\{idle_intervals,stacks,ranks,kernel_configs\\}.*exit=0\nthen:\ntrace,rank,device,name,grid_x,grid_y,grid_z,block_x,block_y,block_z,registers_per_thread,shared_memory_bytes,count,total_ns,sms,blocks_per_sm,sm_coverage,wave_coverage,active_blocks_per_sm,limiter,theoretical_occupancy,waves,wave_efficiency,est_occupancy,underfilled_ns,launch_site\n0,0,0,ampere_sgemm_32x32_sliced1x4_tn,128,4,1,128,1,1,86,32768,4,2426000,108,[0-9.]+,1,0.87037,4,shared_memory,0.25,2,0.592593,0.148148,314481,aten::addmm\n")
+# The re-export keeps each kernel's launch configuration and the devices' SM limits: the same fill.
+kineto_cli_case(export_kineto_fill 0     export --kineto ${_kt_dir}/alexnet.kineto.json ${_kt_data}/a100_alexnet.pt.trace.json.gz
+                THEN "'$<TARGET_FILE:gsanalyze>' report --json alexnet.kineto.json"
+                MATCH "exit=0\nthen:\n.*\"sm_coverage_busy_ns\": 10173933,.*\"est_occupancy_busy_ns\": 3855331,.*\"kernel_configs\": \\[\n *{\n *\"trace\": 0,\n *\"device\": 0,\n *\"name\": \"ampere_sgemm_32x32_sliced1x4_tn\",.*\"underfilled_ns\": 314481,")
 kineto_cli_case(report_ranks       0     report ${_kt_data}/multirank MATCH "Ranks \\(2 ranks, 10 collective steps compared.*rank 0 \\(pid 4037\\).*rank 1 \\(pid 4045\\).*exit=0")
 kineto_cli_case(summarize          0     summarize -o ${_kt_dir}/rank0.gssummary ${_kt_data}/multirank/rank-0.json.gz
                 THEN "'$<TARGET_FILE:gsanalyze>' report --width 200 rank0.gssummary"
