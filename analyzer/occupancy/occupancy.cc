@@ -74,8 +74,18 @@ int SharedLimit(const OccupancyDevice& d, const KernelResources& k) {
 OccupancyResult ActiveBlocksPerSm(const OccupancyDevice& device, const KernelResources& kernel) {
   OccupancyResult r;
   const int block_slots = BlockSlots(device.cc_major, device.cc_minor);
-  if (block_slots == 0 || device.cc_major < 7 || kernel.threads_per_block <= 0 || device.warp_size <= 0 ||
-      device.max_threads_per_sm <= 0) {
+  // Limits no device has (a damaged or hand-made trace): unknown, rather than a division by zero,
+  // an overflow or an infinite occupancy.
+  constexpr int64_t kMaxCount = 1 << 20;          // threads, warps, registers: far above any device
+  constexpr int64_t kMaxBytes = int64_t{1} << 40;  // shared memory
+  auto in = [](int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; };
+  if (block_slots == 0 || device.cc_major < 7 || !in(kernel.threads_per_block, 1, kMaxCount) ||
+      !in(device.warp_size, 1, 1024) || !in(device.max_threads_per_sm, device.warp_size, kMaxCount) ||
+      !in(device.max_threads_per_block, 1, kMaxCount) || !in(device.registers_per_block, 0, kMaxCount) ||
+      !in(device.registers_per_sm, 0, kMaxCount) || !in(kernel.registers_per_thread, 0, kMaxCount) ||
+      !in(device.shared_per_block, 0, kMaxBytes) || !in(device.shared_per_block_optin, 0, kMaxBytes) ||
+      !in(device.shared_per_sm, 0, kMaxBytes) || !in(device.reserved_shared_per_block, 0, kMaxBytes) ||
+      !in(kernel.static_shared, 0, kMaxBytes) || !in(kernel.dynamic_shared, 0, kMaxBytes)) {
     return r;
   }
   r.known = true;
@@ -113,7 +123,7 @@ LaunchFill FillOf(int64_t blocks, int sms, const OccupancyResult& occupancy) {
   const int64_t per_wave = static_cast<int64_t>(sms) * a;
   const int64_t full = blocks / per_wave;
   const int64_t rest = blocks - full * per_wave;
-  f.waves = static_cast<int>(full + (rest > 0 ? 1 : 0));
+  f.waves = full + (rest > 0 ? 1 : 0);
   f.wave_efficiency = static_cast<double>(blocks) / (static_cast<double>(f.waves) * static_cast<double>(per_wave));
   f.wave_coverage = rest == 0 ? 1.0
                               : (static_cast<double>(full) + static_cast<double>(std::min<int64_t>(rest, sms)) / n) /

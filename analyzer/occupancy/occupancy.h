@@ -88,7 +88,7 @@ std::string LimiterNames(uint32_t limiters);
 struct LaunchFill {
   double blocks_per_sm = 0;
   double sm_coverage = 0;
-  int waves = 0;               // 0 when A is unknown
+  int64_t waves = 0;           // 0 when A is unknown
   double wave_efficiency = 0;
   double wave_coverage = 0;
   double est_occupancy = 0;

@@ -83,6 +83,26 @@ OccupancyDevice H100() {
   return d;
 }
 
+// Limits no device has are unknown, never a division by zero or an infinite occupancy.
+TEST(OccupancyTest, ImpossibleLimitsAreUnknown) {
+  OccupancyDevice d = H100();
+  d.max_threads_per_sm = 16;  // fewer than a warp: no warp fits
+  EXPECT_FALSE(ActiveBlocksPerSm(d, {256, 32, 0, 0}).known);
+  d = H100();
+  d.warp_size = 0;
+  EXPECT_FALSE(ActiveBlocksPerSm(d, {256, 32, 0, 0}).known);
+  d = H100();
+  d.registers_per_sm = -1;
+  EXPECT_FALSE(ActiveBlocksPerSm(d, {256, 32, 0, 0}).known);
+  EXPECT_FALSE(ActiveBlocksPerSm(H100(), {1 << 30, 32, 0, 0}).known);
+  EXPECT_FALSE(ActiveBlocksPerSm(H100(), {256, 32, -5, 0}).known);
+  EXPECT_TRUE(ActiveBlocksPerSm(H100(), {256, 32, 0, 0}).known);
+  // A grid no launch can have still gives finite figures.
+  const LaunchFill f = FillOf(int64_t{1} << 62, 132, ActiveBlocksPerSm(H100(), {256, 32, 0, 0}));
+  EXPECT_EQ(f.waves, (int64_t{1} << 62) / (132 * 8) + 1);
+  EXPECT_TRUE(std::isfinite(f.wave_efficiency) && f.wave_efficiency <= 1.0);
+}
+
 TEST(OccupancyTest, WorkedCases) {
   // 256 threads, 32 registers, no shared memory: 8 warps a block, 64 warps an SM → 8 blocks; the
   // register file (32 × 32 = 1024 a warp, 16 K a sub-partition → 16 warps each, 64 an SM) allows 8

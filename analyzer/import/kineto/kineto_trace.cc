@@ -409,9 +409,18 @@ class KinetoTrace::Parser {
       d.reserved_shared_per_block = d.shared_per_sm - d.shared_per_block_optin;
   }
 
-  // A kernel's launch configuration, interned: 0 when the event has no grid and block.
+  // A kernel's launch configuration, interned: 0 when the event has no grid and block, or one no
+  // launch can have (CUDA's limits: grid x < 2^31, y and z < 2^16; a block of at most 1024 threads
+  // on every device so far, taken up to 2^16 here).
   uint32_t LaunchConfigId() {
     if (!ev_.has_grid || !ev_.has_block) return 0;
+    const uint64_t grid_max[3] = {(uint64_t{1} << 31) - 1, 65535, 65535};
+    uint64_t threads = 1;
+    for (int i = 0; i < 3; ++i) {
+      if (ev_.grid[i] == 0 || ev_.grid[i] > grid_max[i] || ev_.block[i] == 0) return 0;
+      threads *= ev_.block[i];
+      if (threads > 65536) return 0;
+    }
     LaunchConfig c;
     for (int i = 0; i < 3; ++i) c.grid[i] = ev_.grid[i], c.block[i] = ev_.block[i];
     c.has_resources = ev_.registers >= 0 && ev_.shared_memory >= 0;

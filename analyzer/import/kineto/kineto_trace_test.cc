@@ -514,6 +514,48 @@ TEST(KinetoTraceTest, LaunchConfigurationsSayHowFullTheKernelsKeptTheDevice) {
             std::string::npos) << advice["resource_limited"];
 }
 
+// Launch configurations and device limits no GPU has (a damaged or hand-made trace): no crash, no
+// infinite or NaN figure; what cannot be sized is left out of the fill, said as null.
+TEST(KinetoTraceTest, ImpossibleLaunchConfigurationsAreLeftOutNotDividedBy) {
+  const std::string device = R"("deviceProperties": [{"id": 0, "name": "odd", "computeMajor": 9,
+      "computeMinor": 0, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 16,
+      "regsPerBlock": 65536, "regsPerMultiprocessor": -1, "warpSize": 0, "sharedMemPerBlock": 49152,
+      "sharedMemPerBlockOptin": 1e300, "sharedMemPerMultiprocessor": 233472, "numSms": 4294967295}], )";
+  auto kernel = [](int ts, const std::string& grid, const std::string& block, const std::string& regs,
+                   const std::string& smem) {
+    return absl::StrCat(R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )", ts,
+                        R"(, "dur": 10, "args": {"device": 0, "stream": 7, "grid": )", grid, R"(, "block": )", block,
+                        R"(, "registers per thread": )", regs, R"(, "shared memory": )", smem, "}}");
+  };
+  auto t = KinetoTrace::FromBuffer(
+      TraceOf({kernel(100, "[0, 1, 1]", "[32, 1, 1]", "32", "0"),
+               kernel(200, "[4294967295, 65535, 65535]", "[32, 1, 1]", "32", "0"),
+               kernel(300, "[1, 1, 1]", "[100000, 1, 1]", "32", "0"),
+               kernel(400, "[2, 1, 1]", "[32, 1, 1]", "1000000000", "-5"),
+               kernel(500, "[[1], 2, 3, 4, 5]", "[\"x\", 1]", "\"many\"", "1e99"),
+               kernel(600, "[8, 1, 1]", "[64, 1, 1]", "32", "0")},
+              device),
+      "odd.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  static const AnalysisOptions options;
+  TraceAnalyzer analyzer(options, (*t)->tables());
+  analyzer.SetDevices((*t)->info().devices);
+  ASSERT_TRUE((*t)->ReadAll(&analyzer).ok());
+  TraceResult r = analyzer.Finish((*t)->info());
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].kernels, 6u);
+  for (const KernelConfigStats& k : r.kernel_configs) {
+    EXPECT_FALSE(k.occupancy_known) << k.config.grid[0];  // a warp size of 0 sizes nothing
+    for (double v : {k.fill.blocks_per_sm, k.fill.sm_coverage, k.fill.wave_coverage, k.fill.est_occupancy})
+      EXPECT_TRUE(std::isfinite(v) && v >= 0 && v <= 4294967295.0) << v;
+    EXPECT_LE(k.fill.sm_coverage, 1.0);
+  }
+  const DeviceSummary& d = r.devices[0];
+  EXPECT_FALSE(d.has_occupancy);
+  EXPECT_LE(d.sm_coverage_busy_ns, d.compute_busy_ns);
+  EXPECT_TRUE(std::isfinite(d.sm_coverage_utilization));
+}
+
 // One event far from the rest (53 years later: a damaged file, or ns among µs) is dropped and
 // counted, as a .gstrace drops such a record; the rest is analysed.
 TEST(KinetoTraceTest, AStrayEventIsDroppedAndCounted) {
