@@ -112,18 +112,25 @@ endfunction()
 # built target needs is compiled (EXCLUDE_FROM_ALL).
 macro(gs_find_abseil)
   if(GS_PORTABLE_TARGET)
-    gs_unpack_debian_source(abseil _gs_abseil_source _gs_abseil_version)
-    set(ABSL_PROPAGATE_CXX_STD ON)
-    set(ABSL_ENABLE_INSTALL OFF)
-    set(BUILD_TESTING OFF)
-    add_subdirectory(${_gs_abseil_source} ${CMAKE_BINARY_DIR}/third_party/abseil EXCLUDE_FROM_ALL SYSTEM)
-    # Debian's latomic.diff links every Abseil library with `-Wl,--push-state,--as-needed -latomic
-    # -Wl,--pop-state` (for armel); zig's linker has no --push-state, and x86-64 needs no libatomic.
-    _gs_drop_link_items(${_gs_abseil_source} "-Wl,--push-state,--as-needed;-latomic;-Wl,--pop-state")
+    _gs_add_abseil_source()
   else()
     find_package(absl REQUIRED)
   endif()
 endmacro()
+
+# A function: its settings (third-party code, no warnings of ours: -w) stay with Abseil's folder;
+# the targets it defines are global all the same.
+function(_gs_add_abseil_source)
+  gs_unpack_debian_source(abseil _source _version)
+  set(ABSL_PROPAGATE_CXX_STD ON)
+  set(ABSL_ENABLE_INSTALL OFF)
+  set(BUILD_TESTING OFF)
+  string(APPEND CMAKE_CXX_FLAGS " -w")
+  add_subdirectory(${_source} ${CMAKE_BINARY_DIR}/third_party/abseil EXCLUDE_FROM_ALL SYSTEM)
+  # Debian's latomic.diff links every Abseil library with `-Wl,--push-state,--as-needed -latomic
+  # -Wl,--pop-state` (for armel); zig's linker has no --push-state, and x86-64 needs no libatomic.
+  _gs_drop_link_items(${_source} "-Wl,--push-state,--as-needed;-latomic;-Wl,--pop-state")
+endfunction()
 
 # gs_add_portable_tree(): the external build `portable/` described at the top, when zig is there.
 # GS_ZIG: the zig binary; by default PyPI ziglang's in the wheel venv ($GS_WHEEL_VENV or
