@@ -13,6 +13,7 @@
 #include <ctime>
 #include <limits>
 #include "absl/strings/string_view.h"
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -426,13 +427,11 @@ class KinetoTrace::Parser {
     c.has_resources = ev_.registers >= 0 && ev_.shared_memory >= 0;
     c.registers_per_thread = ev_.registers > 0 ? static_cast<uint32_t>(std::min<int64_t>(ev_.registers, 65535)) : 0;
     c.shared_memory_bytes = ev_.shared_memory > 0 ? static_cast<uint64_t>(ev_.shared_memory) : 0;
-    const std::string key = absl::StrCat(c.grid[0], ",", c.grid[1], ",", c.grid[2], ",", c.block[0], ",",
-                                         c.block[1], ",", c.block[2], ",", c.registers_per_thread, ",",
-                                         c.shared_memory_bytes, ",", c.has_resources);
-    bool added;
-    const uint32_t id = Intern(&launch_configs_, key, &added);
-    if (added) t_->tables_.SetLaunchConfig(id, c);
-    return id;
+    const LaunchKey key{c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2],
+                        c.registers_per_thread, c.shared_memory_bytes, c.has_resources};
+    auto [it, added] = launch_configs_.try_emplace(key, static_cast<uint32_t>(launch_configs_.size() + 1));
+    if (added) t_->tables_.SetLaunchConfig(it->second, c);
+    return it->second;
   }
 
   uint32_t Intern(absl::flat_hash_map<std::string, uint32_t>* map, const std::string& s, bool* added) {
@@ -585,7 +584,9 @@ class KinetoTrace::Parser {
   uint32_t* dim_ = nullptr;  // the array kDim fills (ev_.grid or ev_.block)
   int dim_index_ = 0;
   bool saw_events_ = false, saw_root_ = false;
-  absl::flat_hash_map<std::string, uint32_t> strings_, functions_, frames_, launch_configs_;
+  absl::flat_hash_map<std::string, uint32_t> strings_, functions_, frames_;
+  using LaunchKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, bool>;
+  absl::flat_hash_map<LaunchKey, uint32_t> launch_configs_;
   absl::flat_hash_map<int64_t, uint32_t> dense_;  // correlation id -> model id, once renumbering
 };
 
