@@ -48,6 +48,8 @@ TraceDiff DiffAnalyses(const Analysis& before, const Analysis& after, size_t top
   d.after_utilization = after.Utilization();
   d.before_steady_utilization = before.SteadyUtilization();
   d.after_steady_utilization = after.SteadyUtilization();
+  d.before_sm_coverage = before.SmCoverageUtilization();
+  d.after_sm_coverage = after.SmCoverageUtilization();
   d.before_wall_ns = Wall(before);
   d.after_wall_ns = Wall(after);
   d.before_idle_ns = before.steady_idle_ns;
@@ -97,6 +99,10 @@ std::string RenderDiffText(const TraceDiff& d) {
   absl::StrAppend(&s, "steady-state GPU-Util            ", FormatPercent(d.before_steady_utilization), " -> ",
                   FormatPercent(d.after_steady_utilization), "  (",
                   SignedPoints(d.after_steady_utilization - d.before_steady_utilization), ")\n");
+  if (d.before_sm_coverage >= 0 && d.after_sm_coverage >= 0)  // both traces gave launch configurations
+    absl::StrAppend(&s, "SM coverage (how full)           ", FormatPercent(d.before_sm_coverage), " -> ",
+                    FormatPercent(d.after_sm_coverage), "  (", SignedPoints(d.after_sm_coverage - d.before_sm_coverage),
+                    ")\n");
   absl::StrAppend(&s, "wall                             ", FormatDuration(d.before_wall_ns), " -> ",
                   FormatDuration(d.after_wall_ns), "\n");
   absl::StrAppend(&s, "steady-state idle                ", FormatDuration(d.before_idle_ns), " -> ",
@@ -129,6 +135,10 @@ std::string RenderDiffJson(const TraceDiff& d) {
   root.Set("utilization", Json::Object().Set("before", d.before_utilization).Set("after", d.after_utilization));
   root.Set("steady_utilization",
            Json::Object().Set("before", d.before_steady_utilization).Set("after", d.after_steady_utilization));
+  root.Set("sm_coverage_utilization",
+           Json::Object()
+               .Set("before", d.before_sm_coverage >= 0 ? Json(d.before_sm_coverage) : Json())
+               .Set("after", d.after_sm_coverage >= 0 ? Json(d.after_sm_coverage) : Json()));
   root.Set("wall_ns", Json::Object().Set("before", d.before_wall_ns).Set("after", d.after_wall_ns));
   root.Set("steady_idle_ns", Json::Object().Set("before", d.before_idle_ns).Set("after", d.after_idle_ns)
                                  .Set("delta", d.after_idle_ns - d.before_idle_ns));

@@ -32,6 +32,8 @@ struct StackDelta {
 struct TraceDiff {
   double before_utilization = 0, after_utilization = 0;          // compute busy / wall
   double before_steady_utilization = 0, after_steady_utilization = 0;
+  // How full the kernels kept the devices (Analysis::SmCoverageUtilization); -1: not known.
+  double before_sm_coverage = -1, after_sm_coverage = -1;
   TimeNs before_wall_ns = 0, after_wall_ns = 0;                  // summed over devices
   TimeNs before_idle_ns = 0, after_idle_ns = 0;                  // steady-state idle
   std::vector<CauseDelta> causes;      // every cause, report order

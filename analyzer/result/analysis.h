@@ -221,6 +221,8 @@ struct Analysis {
 
   // compute_busy / wall over all devices (weighted); 0 when there is no device.
   double Utilization() const;
+  // sm_coverage_busy / wall over all devices (weighted); -1 unless every device has_fill.
+  double SmCoverageUtilization() const;
   double SteadyUtilization() const;
 };
 

@@ -392,6 +392,16 @@ double Analysis::Utilization() const {
   return wall > 0 ? static_cast<double>(busy) / wall : 0;
 }
 
+double Analysis::SmCoverageUtilization() const {
+  TimeNs covered = 0, wall = 0;
+  for (const DeviceSummary& d : devices) {
+    if (!d.has_fill) return -1;
+    covered += d.sm_coverage_busy_ns;
+    wall += d.wall_ns;
+  }
+  return wall > 0 ? static_cast<double>(covered) / wall : -1;
+}
+
 double Analysis::SteadyUtilization() const {
   TimeNs busy = 0, wall = 0;
   for (const DeviceSummary& d : devices) {

@@ -40,6 +40,8 @@ kineto_cli_case(export_tables_fill 0     export --tables ${_kt_dir}/alexnet_tabl
 kineto_cli_case(export_kineto_fill 0     export --kineto ${_kt_dir}/alexnet.kineto.json ${_kt_data}/a100_alexnet.pt.trace.json.gz
                 THEN "'$<TARGET_FILE:gsanalyze>' report --json alexnet.kineto.json"
                 MATCH "exit=0\nthen:\n.*\"sm_coverage_busy_ns\": 10173933,.*\"est_occupancy_busy_ns\": 3855331,.*\"kernel_configs\": \\[\n *{\n *\"trace\": 0,\n *\"device\": 0,\n *\"name\": \"ampere_sgemm_32x32_sliced1x4_tn\",.*\"underfilled_ns\": 314481,")
+kineto_cli_case(diff_fill          0     diff ${_kt_data}/v100_resnet50_workers0.pt.trace.json.gz ${_kt_data}/v100_resnet50_workers4.pt.trace.json.gz
+                MATCH "GPU-Util \\(compute busy / wall\\) +52.8% -> [0-9.]+%[^\n]*\n[^\n]*\nSM coverage \\(how full\\) +51.2% -> [0-9.]+%  \\([+-][0-9.]+ pp\\)\n.*exit=0")
 kineto_cli_case(report_ranks       0     report ${_kt_data}/multirank MATCH "Ranks \\(2 ranks, 10 collective steps compared.*rank 0 \\(pid 4037\\).*rank 1 \\(pid 4045\\).*exit=0")
 kineto_cli_case(summarize          0     summarize -o ${_kt_dir}/rank0.gssummary ${_kt_data}/multirank/rank-0.json.gz
                 THEN "'$<TARGET_FILE:gsanalyze>' report --width 200 rank0.gssummary"
