@@ -22,6 +22,16 @@ extern "C" {
  * `name` is copied; the same (name, duration) pair returns the same handle. Never NULL. */
 const void* simgpuKernel(const char* name, uint64_t duration_ns);
 
+/* Declares what the cubin of `kernel` would say it needs of an SM: `registers_per_thread` (1-255)
+ * and `static_shared_bytes` (its __shared__ arrays, at most 48 KiB), for a kernel that has no
+ * cubin simgpu can read: a handle from simgpuKernel/simgpuCollective, or a host function
+ * registered without a real fatbinary. Later launches report them (CUPTI's registersPerThread and
+ * staticSharedMemory, cudaFuncGetAttributes' numRegs and sharedSizeBytes) and the static shared
+ * memory counts against the launch's 48 KiB (README.md, "Kernel resources"). Undeclared, a
+ * kernel without a readable cubin has 32 registers per thread and no static shared memory.
+ * Returns 0, or -1 for an unknown kernel or an out-of-range value. */
+int simgpuKernelResources(const void* kernel, int registers_per_thread, size_t static_shared_bytes);
+
 /* A collective (an all-reduce across processes): the k-th launch in every process of `group`
  * completes only when all SIMGPU_WORLD ranks (rank from RANK or SLURM_PROCID) have started their
  * k-th launch, then takes duration_ns; it occupies its stream while it waits. Tools see a kernel

@@ -56,7 +56,7 @@ int DeviceForReport() { return BoundContextDevice(); }
 // ---- modules -----------------------------------------------------------------------------------
 
 struct Module {
-  std::vector<std::string> kernels;
+  std::vector<CubinKernel> kernels;  // names and resources, from the image
   bool loaded = true;
 };
 std::mutex g_modules_mu;
@@ -100,7 +100,7 @@ CUresult Launch(DriverCall& call, const KernelInfo* k, dim3 grid, dim3 block, un
   uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
   if (threads == 0 || threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 ||
       grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 ||
-      grid.z > 65535 || shared_mem > (227u << 10)) {
+      grid.z > 65535 || shared_mem > MaxDynamicSharedBytes(k)) {  // see kernels.cc
     return CUDA_ERROR_INVALID_VALUE;
   }
   Stream* s = ResolveStream(dev, reinterpret_cast<cudaStream_t>(stream), per_thread);
@@ -382,32 +382,52 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const cha
   if (hfunc == nullptr || name == nullptr) SG_RET(CUDA_ERROR_INVALID_VALUE);
   simgpu::Module* m = simgpu::AsModule(hmod);
   if (m == nullptr) SG_RET(CUDA_ERROR_INVALID_HANDLE);
-  bool found = false;
-  for (const std::string& k : m->kernels) found = found || k == name;
-  if (!found) SG_RET(CUDA_ERROR_NOT_FOUND);
+  const simgpu::CubinKernel* found = nullptr;
+  for (const simgpu::CubinKernel& k : m->kernels) {
+    if (k.name == name) found = &k;
+  }
+  if (found == nullptr) SG_RET(CUDA_ERROR_NOT_FOUND);
+  // What the cubin says the kernel needs; registers the image does not give keep the default.
+  simgpu::KernelResources resources;
+  if (found->registers_per_thread > 0) {
+    resources.registers_per_thread = static_cast<uint32_t>(found->registers_per_thread);
+  }
+  resources.static_shared_bytes = found->static_shared_bytes;
   *hfunc = reinterpret_cast<CUfunction>(
-      const_cast<simgpu::KernelInfo*>(simgpu::ModuleKernel(m, name)));
+      const_cast<simgpu::KernelInfo*>(simgpu::ModuleKernel(m, name, &resources)));
   SG_RET(CUDA_SUCCESS);
 }
 
 CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
   SG_DRV(cuFuncGetAttribute, pi, attrib, hfunc);
   if (pi == nullptr) SG_RET(CUDA_ERROR_INVALID_VALUE);
-  if (simgpu::FindKernel(hfunc) == nullptr) SG_RET(CUDA_ERROR_INVALID_HANDLE);
+  const simgpu::KernelInfo* k = simgpu::FindKernel(hfunc);
+  if (k == nullptr) SG_RET(CUDA_ERROR_INVALID_HANDLE);
   switch (attrib) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+      *pi = static_cast<int>(k->static_shared_bytes.load(std::memory_order_relaxed));
+      break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS:
+      *pi = static_cast<int>(k->registers_per_thread.load(std::memory_order_relaxed));
+      break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = 90; break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 48 << 10; break;
-    default: *pi = 0; break;  // shared/const/local sizes, cache mode, cluster attributes
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      *pi = static_cast<int>(simgpu::MaxDynamicSharedBytes(k));
+      break;
+    default: *pi = 0; break;  // const/local sizes, cache mode, cluster attributes
   }
   SG_RET(CUDA_SUCCESS);
 }
 
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
   SG_DRV(cuFuncSetAttribute, hfunc, attrib, value);
-  if (simgpu::FindKernel(hfunc) == nullptr) SG_RET(CUDA_ERROR_INVALID_HANDLE);
+  const simgpu::KernelInfo* k = simgpu::FindKernel(hfunc);
+  if (k == nullptr) SG_RET(CUDA_ERROR_INVALID_HANDLE);
+  if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    SG_RET(simgpu::ToCu(simgpu::SetMaxDynamicSharedBytes(k, value)));
+  }
   SG_RET(CUDA_SUCCESS);
 }
 

@@ -1,6 +1,7 @@
 // api_call.cc — driver initialisation, tool hooks and last-error state around every runtime call.
 #include "cudart/api_call.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +16,17 @@ namespace simgpu {
 namespace {
 
 thread_local cudaError_t t_last_error = cudaSuccess;
+
+// The runtime maps the driver library when it initialises, as cudart does: the real
+// libcudart.so.13 has no NEEDED entry for libcuda (`readelf -d`: libc, ld-linux, libdl,
+// libpthread, librt) and names "libcuda.so.1" among its strings, which it dlopens; so a CUDA
+// process has libcuda.so.1 mapped once it made a runtime call, and tools find it there (a
+// profiler asking the driver for device attributes, agent/capture/cuda_device.h). simgpu's
+// runtime links its driver core directly, so without this the library would never be mapped.
+void MapDriverLibrary() {
+  static const bool mapped = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != nullptr;
+  (void)mapped;
+}
 
 }  // namespace
 
@@ -42,6 +54,7 @@ ApiCall::ApiCall(uint32_t cbid, const char* name, const void* params, Checks che
                  const char* symbol)
     : cbid_(cbid), name_(name), params_(params), symbol_(symbol) {
   if (checks != kNothing) {
+    MapDriverLibrary();
     early_ = EnsureInitialized();
     if (early_ != cudaSuccess) return;  // no driver: nothing to report to
   }

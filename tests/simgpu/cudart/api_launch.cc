@@ -7,15 +7,22 @@
 // __cudaLaunchKernel(handle, ...) (or _ptsz under --default-stream per-thread).
 //
 // Registration never initialises the driver (it runs before main) and is not reported to tools.
+// The registered fatbinary (behind nvcc's __fatBinC_Wrapper_t) is read, at the first
+// __cudaRegisterFunction of its translation unit, for its kernels' registers and static shared
+// memory (cuda/cubin.h), as the real driver knows them once it loads the module.
 // Push/Pop/GetKernel are not reported either; __cudaLaunchKernel(_ptsz) is, with cbid
 // __cudaLaunchKernel_v13000 (505) / _ptsz_v13000 (506). generated_cuda_runtime_api_meta.h has no
 // params struct for it; simgpu passes a cudaLaunchKernel_v7000_params whose `func` holds the
 // cudaKernel_t (same layout as the arguments; see tool_hooks.h).
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "cuda/cubin.h"
 #include "cudart/driver_calls.h"
 #include "cudart/launch.h"
 
@@ -36,7 +43,9 @@ cudaError_t LaunchKernel(ApiCall& call, const KernelInfo* kernel, dim3 grid, dim
         grid.z > 65535) {
       return cudaErrorInvalidConfiguration;
     }
-    if (shared_mem > (227u << 10)) return cudaErrorInvalidValue;
+    // More dynamic shared memory than the kernel's limit: 48 KiB less its static shared memory
+    // unless cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) raised it.
+    if (shared_mem > MaxDynamicSharedBytes(kernel)) return cudaErrorInvalidValue;
     Stream* s = ResolveStream(call.device(), stream, per_thread_default);
     if (s == nullptr) return cudaErrorInvalidResourceHandle;
     return SubmitKernel(s, LaunchArgs{kernel, grid, block, shared_mem}, call.correlation_id());
@@ -58,9 +67,35 @@ std::vector<CallConfiguration>& ConfigStack() {
   return stack;
 }
 
+// What __cudaRegisterFatBinary returns: the translation unit's fatbinary (behind nvcc's wrapper)
+// and, read from it at the first __cudaRegisterFunction, its kernels' resources (cuda/cubin.h).
 struct FatBinaryHandle {
   void* fat_cubin;
+  std::once_flag read_once;
+  std::unordered_map<std::string, simgpu::CubinKernel> kernels;  // by name; empty: no cubin read
 };
+
+// The resources the registered fatbinary's cubin gives `device_name`; false when it gives none.
+bool ResourcesFromFatbinary(FatBinaryHandle* h, const char* device_name,
+                            simgpu::KernelResources* resources) {
+  std::call_once(h->read_once, [h] {
+    const void* fatbinary = simgpu::FatbinaryOfWrapper(h->fat_cubin);
+    if (fatbinary == nullptr) return;
+    std::vector<simgpu::CubinKernel> kernels;
+    if (simgpu::ReadModuleKernels(fatbinary, SIZE_MAX, &kernels) != simgpu::ImageStatus::kOk) {
+      return;
+    }
+    for (const simgpu::CubinKernel& k : kernels) h->kernels.emplace(k.name, k);
+  });
+  if (device_name == nullptr) return false;
+  auto it = h->kernels.find(device_name);
+  if (it == h->kernels.end()) return false;
+  if (it->second.registers_per_thread > 0) {
+    resources->registers_per_thread = static_cast<uint32_t>(it->second.registers_per_thread);
+  }
+  resources->static_shared_bytes = it->second.static_shared_bytes;
+  return true;
+}
 
 cudaError_t LaunchInternal(uint32_t cbid, const char* name, cudaKernel_t kernel, dim3 gridDim,
                            dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream,
@@ -109,7 +144,8 @@ void** __cudaRegisterFatBinary(void* fatCubin) {
   static std::mutex mu;
   static auto* all = new std::vector<std::unique_ptr<FatBinaryHandle>>;
   std::lock_guard<std::mutex> lock(mu);
-  all->push_back(std::make_unique<FatBinaryHandle>(FatBinaryHandle{fatCubin}));
+  all->push_back(std::make_unique<FatBinaryHandle>());
+  all->back()->fat_cubin = fatCubin;
   return reinterpret_cast<void**>(all->back().get());
 }
 
@@ -120,9 +156,14 @@ void __cudaUnregisterFatBinary(void** fatCubinHandle) { (void)fatCubinHandle; }
 void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
                             const char* deviceName, int thread_limit, uint3* tid, uint3* bid,
                             dim3* bDim, dim3* gDim, int* wSize) {
-  (void)fatCubinHandle; (void)deviceFun; (void)thread_limit; (void)tid; (void)bid; (void)bDim;
-  (void)gDim; (void)wSize;
-  simgpu::RegisterKernel(hostFun, deviceName);
+  (void)deviceFun; (void)thread_limit; (void)tid; (void)bid; (void)bDim; (void)gDim; (void)wSize;
+  // Registers and static shared memory as the fatbinary's cubin gives them, as the real driver
+  // knows them when it loads the module; without a readable cubin, the defaults (driver.h).
+  simgpu::KernelResources resources;
+  bool known = fatCubinHandle != nullptr &&
+               ResourcesFromFatbinary(reinterpret_cast<FatBinaryHandle*>(fatCubinHandle),
+                                      deviceName, &resources);
+  simgpu::RegisterKernel(hostFun, deviceName, known ? &resources : nullptr);
 }
 
 void __cudaRegisterVar(void** fatCubinHandle, char* hostVar, char* deviceAddress,
@@ -201,19 +242,25 @@ cudaError_t cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) {
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   SG_API(cudaFuncGetAttributes_v3020, attr, func);
   if (attr == nullptr) return call.Finish(cudaErrorInvalidValue);
-  if (simgpu::FindKernel(func) == nullptr) return call.Finish(cudaErrorInvalidDeviceFunction);
+  const simgpu::KernelInfo* k = simgpu::FindKernel(func);
+  if (k == nullptr) return call.Finish(cudaErrorInvalidDeviceFunction);
   std::memset(attr, 0, sizeof *attr);
   attr->maxThreadsPerBlock = 1024;
-  attr->numRegs = 32;
+  attr->sharedSizeBytes = k->static_shared_bytes.load(std::memory_order_relaxed);
+  attr->numRegs = static_cast<int>(k->registers_per_thread.load(std::memory_order_relaxed));
   attr->ptxVersion = 90;
   attr->binaryVersion = 90;
-  attr->maxDynamicSharedSizeBytes = 48 << 10;
+  attr->maxDynamicSharedSizeBytes = static_cast<int>(simgpu::MaxDynamicSharedBytes(k));
   return call.Finish(cudaSuccess);
 }
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
   SG_API(cudaFuncSetAttribute_v9000, func, attr, value);
-  if (simgpu::FindKernel(func) == nullptr) return call.Finish(cudaErrorInvalidDeviceFunction);
+  const simgpu::KernelInfo* k = simgpu::FindKernel(func);
+  if (k == nullptr) return call.Finish(cudaErrorInvalidDeviceFunction);
+  if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+    return call.Finish(simgpu::SetMaxDynamicSharedBytes(k, value));
+  }
   return call.Finish(cudaSuccess);
 }
 

@@ -18,6 +18,11 @@ SIMGPU_EXPORT const void* simgpuCollective(const char* group, uint64_t duration_
   return simgpu::SyntheticKernel(group, duration_ns, true);
 }
 
+SIMGPU_EXPORT int simgpuKernelResources(const void* kernel, int registers_per_thread,
+                                        size_t static_shared_bytes) {
+  return simgpu::DeclareKernelResources(kernel, registers_per_thread, static_shared_bytes);
+}
+
 SIMGPU_EXPORT int simgpuSetCopyBandwidth(int memcpy_kind, int pinned, double bytes_per_second) {
   return simgpu::SetCopyBandwidth(memcpy_kind, pinned, bytes_per_second);
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -82,10 +83,32 @@ void RecordKernel(const SimgpuOpRecord& op) {
   k.queued = CUPTI_TIMESTAMP_UNKNOWN;
   k.submitted = CUPTI_TIMESTAMP_UNKNOWN;
   k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
-  k.shmemLimitConfig = CUPTI_FUNC_SHMEM_LIMIT_DEFAULT;
+  // What the kernel asked of an SM (tool_hooks.h): its cubin's registers and static shared
+  // memory, the launch's dynamic shared memory, the carveout it ran with, whether it opted in
+  // above 48 KiB. Local memory is not modelled (0).
+  k.registersPerThread = static_cast<uint16_t>(op.registers_per_thread);
+  k.staticSharedMemory = static_cast<int32_t>(op.static_shared_bytes);
+  k.dynamicSharedMemory = static_cast<int32_t>(op.dynamic_shared_bytes);
+  k.sharedMemoryExecuted = op.shared_memory_executed;
+  k.shmemLimitConfig = op.shmem_limit_optin ? CUPTI_FUNC_SHMEM_LIMIT_OPTIN
+                                            : CUPTI_FUNC_SHMEM_LIMIT_DEFAULT;
   k.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
   Append(k);
 }
+
+// The CUDA 12 flavour hands the same record out as a CUpti_ActivityKernel9 (release.h): the
+// resource fields must sit where 12.x's struct has them.
+#define SIMGPU_SAME_OFFSET(field)                                                  \
+  static_assert(offsetof(CUpti_ActivityKernel9, field) ==                          \
+                    offsetof(CUpti_ActivityKernel10, field) &&                     \
+                offsetof(CUpti_ActivityKernel9, field) < sizeof(CUpti_ActivityKernel9), \
+                "Kernel9 and Kernel10 differ at " #field)
+SIMGPU_SAME_OFFSET(registersPerThread);
+SIMGPU_SAME_OFFSET(staticSharedMemory);
+SIMGPU_SAME_OFFSET(dynamicSharedMemory);
+SIMGPU_SAME_OFFSET(sharedMemoryExecuted);
+SIMGPU_SAME_OFFSET(shmemLimitConfig);
+#undef SIMGPU_SAME_OFFSET
 
 // Context id of each device, learned from the records themselves (simgpu: one context per
 // device), for the peer side of MEMCPY2 records.

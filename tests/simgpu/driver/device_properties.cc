@@ -2,6 +2,13 @@
 // cudaGetDeviceProperties/cudaDeviceGetAttribute (libcudart.so.13) and cuDeviceGetAttribute
 // (libcuda.so.1). cudaDeviceAttr and CUdevice_attribute have the same values (cuda.h,
 // driver_types.h), so one table answers both.
+//
+// The SM's limits are an H100 SXM5's. Sources: NVIDIA's CUDA C++ Programming Guide, "Compute
+// Capabilities", table "Technical Specifications per Compute Capability", column 9.0: 228 KB of
+// shared memory per SM, at most 227 KB per block (48 KB without opting in), 1 KB reserved per
+// block by the system, 64K 32-bit registers per SM and at most 64K per block, 32 resident blocks
+// and 2048 resident threads per SM, warp size 32, 1024 threads per block; and the NVIDIA H100
+// Tensor Core GPU Architecture whitepaper: 132 SMs on the H100 SXM5.
 #include <cstdio>
 #include <cstring>
 
@@ -16,8 +23,8 @@ void FillDeviceProperties(cudaDeviceProp* p, int device) {
   size_t free_bytes = 0, total = 0;
   simgpu::MemInfo(device, &free_bytes, &total);
   p->totalGlobalMem = total;
-  p->sharedMemPerBlock = 48 << 10;
-  p->regsPerBlock = 65536;
+  p->sharedMemPerBlock = kSharedMemPerBlock;  // Programming Guide: 48 KB
+  p->regsPerBlock = 65536;  // 64K per block
   p->warpSize = 32;
   p->memPitch = 2147483647;
   p->maxThreadsPerBlock = 1024;
@@ -28,7 +35,7 @@ void FillDeviceProperties(cudaDeviceProp* p, int device) {
   p->minor = 0;
   p->textureAlignment = 512;
   p->texturePitchAlignment = 32;
-  p->multiProcessorCount = 132;
+  p->multiProcessorCount = 132;  // H100 whitepaper: H100 SXM5
   p->canMapHostMemory = 1;
   p->surfaceAlignment = 512;
   p->concurrentKernels = 1;
@@ -38,18 +45,19 @@ void FillDeviceProperties(cudaDeviceProp* p, int device) {
   p->unifiedAddressing = 1;
   p->memoryBusWidth = 5120;
   p->l2CacheSize = 50 << 20;
-  p->maxThreadsPerMultiProcessor = 2048;
+  p->maxThreadsPerMultiProcessor = 2048;  // Programming Guide: 2048 resident threads per SM
   p->streamPrioritiesSupported = 1;
   p->globalL1CacheSupported = 1;
   p->localL1CacheSupported = 1;
-  p->sharedMemPerMultiprocessor = 228 << 10;
-  p->regsPerMultiprocessor = 65536;
+  p->sharedMemPerMultiprocessor = kSharedMemPerMultiprocessor;  // 228 KB per SM
+  p->regsPerMultiprocessor = 65536;  // 64K per SM
   p->managedMemory = 1;
   p->concurrentManagedAccess = 1;
   p->computePreemptionSupported = 1;
   p->cooperativeLaunch = 1;
-  p->sharedMemPerBlockOptin = 227 << 10;
-  p->maxBlocksPerMultiProcessor = 32;
+  p->sharedMemPerBlockOptin = kSharedMemPerBlockOptin;  // 227 KB per block, opted in
+  p->reservedSharedMemPerBlock = kReservedSharedMemPerBlock;  // 1 KB reserved per block
+  p->maxBlocksPerMultiProcessor = 32;  // 32 resident blocks per SM
   p->hostRegisterSupported = 1;
   p->memoryPoolsSupported = 1;
   p->clusterLaunch = 1;
@@ -97,6 +105,8 @@ bool DeviceAttribute(int attr_value, int device, int* value) {
     case cudaDevAttrCooperativeLaunch: *value = 1; return true;
     case cudaDevAttrMemoryPoolsSupported: *value = 1; return true;
     case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; return true;
+    case cudaDevAttrReservedSharedMemoryPerBlock:
+      *value = static_cast<int>(p.reservedSharedMemPerBlock); return true;
     case cudaDevAttrEccEnabled: *value = 1; return true;
     case cudaDevAttrIntegrated: *value = 0; return true;
     case cudaDevAttrComputeMode: *value = 0; return true;

@@ -19,6 +19,7 @@
 #include <driver_types.h>
 #include <vector_types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -73,11 +74,32 @@ SIMGPU_DRIVER_API void SetCurrentDevice(int device);
 
 // ---- device properties (device_properties.cc) --------------------------------------------------
 
+// Shared memory limits of an H100 SXM (compute capability 9.0), which every simgpu device is;
+// device_properties.cc cites the sources. Per block without opting in, per block at most
+// (cudaFuncAttributeMaxDynamicSharedMemorySize), per SM, and what the driver reserves per block.
+inline constexpr uint32_t kSharedMemPerBlock = 48u << 10;
+inline constexpr uint32_t kSharedMemPerBlockOptin = 227u << 10;
+inline constexpr uint32_t kSharedMemPerMultiprocessor = 228u << 10;
+inline constexpr uint32_t kReservedSharedMemPerBlock = 1u << 10;
+
 SIMGPU_DRIVER_API void FillDeviceProperties(cudaDeviceProp* p, int device);
 // `attr` is a cudaDeviceAttr / CUdevice_attribute value; false for attributes simgpu does not model.
 SIMGPU_DRIVER_API bool DeviceAttribute(int attr, int device, int* value);
 
 // ---- kernels -------------------------------------------------------------------------------
+
+// Registers per thread of a kernel whose cubin simgpu has not read (synthetic kernels, kernels
+// registered without a readable fatbinary) and that nobody declared (simgpuKernelResources): 32,
+// a count nvcc plausibly gives a small kernel, and one that never limits occupancy on its own
+// (32 x 2048 resident threads = the 65536 registers of an SM). README.md, "Kernel resources".
+inline constexpr uint32_t kDefaultRegistersPerThread = 32;
+
+// What a kernel needs of an SM, as its cubin says (cuda/cubin.h) or simgpuKernelResources
+// declares: CUPTI's registersPerThread and staticSharedMemory.
+struct KernelResources {
+  uint32_t registers_per_thread = kDefaultRegistersPerThread;
+  uint32_t static_shared_bytes = 0;
+};
 
 struct KernelInfo {
   std::string name;       // mangled name as registered (CUPTI reports this)
@@ -86,19 +108,45 @@ struct KernelInfo {
   bool faults;            // SIMGPU_FAULT_KERNEL matched: completing it raises a sticky error
   bool collective;        // simgpuCollective: completes when every rank's launch started
   std::string group;      // collectives: the group the ranks meet in (collective_rendezvous.h)
+  // Resources (KernelResources) and cudaFuncAttributeMaxDynamicSharedMemorySize (-1: never set,
+  // the default applies: MaxDynamicSharedBytes). Atomic: set by one thread while another launches.
+  std::atomic<uint32_t> registers_per_thread{kDefaultRegistersPerThread};
+  std::atomic<uint32_t> static_shared_bytes{0};
+  std::atomic<int32_t> max_dynamic_shared_bytes{-1};
 };
-// Registers hostFun -> deviceName (from __cudaRegisterFunction). Idempotent.
-SIMGPU_DRIVER_API const KernelInfo* RegisterKernel(const void* host_fun, const char* device_name);
+// Registers hostFun -> deviceName (from __cudaRegisterFunction), with what the registered
+// fatbinary's cubin says of it (NULL: nothing readable, the defaults). Idempotent.
+SIMGPU_DRIVER_API const KernelInfo* RegisterKernel(const void* host_fun, const char* device_name,
+                                                   const KernelResources* resources = nullptr);
 // A synthetic kernel of exact duration (simgpuKernel); same (name, ns) gives the same handle.
 SIMGPU_DRIVER_API const KernelInfo* SyntheticKernel(const char* name, uint64_t duration_ns,
                                                     bool collective);
 // The kernel `name` (mangled, from the cubin's symbol table) of a module loaded through the driver
 // API (cuModuleLoadData); `module` is the CUmodule. Same (module, name) gives the same handle,
 // which is also what FindKernel accepts (the CUfunction). Durations: the same model by name.
-SIMGPU_DRIVER_API const KernelInfo* ModuleKernel(const void* module, const char* name);
+// `resources`: what the module's cubin says of it (NULL: the defaults).
+SIMGPU_DRIVER_API const KernelInfo* ModuleKernel(const void* module, const char* name,
+                                                 const KernelResources* resources = nullptr);
 // Resolves a cudaLaunchKernel `func` (a registered host function, or a handle returned by
 // SyntheticKernel / __cudaGetKernel). NULL if unknown.
 SIMGPU_DRIVER_API const KernelInfo* FindKernel(const void* func);
+// simgpuKernelResources: declares what the cubin of `func` (a handle FindKernel knows) would say.
+// 0, or -1 for an unknown `func` or a value no cubin has (registers outside 1..255, static shared
+// memory above the 48 KiB a kernel may declare statically).
+SIMGPU_DRIVER_API int DeclareKernelResources(const void* func, int registers_per_thread,
+                                             size_t static_shared_bytes);
+// The most dynamic shared memory a launch of `k` may ask for: what
+// cudaFuncAttributeMaxDynamicSharedMemorySize set, else the default, kSharedMemPerBlock - its
+// static shared memory (0 when that is more). Source: cuda.h's
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ("If the user-specified dynamic shared memory
+// size is larger than this value, the launch will fail").
+SIMGPU_DRIVER_API uint32_t MaxDynamicSharedBytes(const KernelInfo* k);
+// cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, value) and
+// cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): cudaErrorInvalidValue when
+// value < 0 or value + static shared memory > kSharedMemPerBlockOptin (cuda_runtime_api.h: "The
+// sum of this value and the function attribute sharedSizeBytes cannot exceed the device attribute
+// cudaDevAttrMaxSharedMemoryPerBlockOptin").
+SIMGPU_DRIVER_API cudaError_t SetMaxDynamicSharedBytes(const KernelInfo* k, int value);
 
 // ---- device variables (__device__ / __constant__) ---------------------------------------------
 

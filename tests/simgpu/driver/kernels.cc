@@ -1,5 +1,8 @@
 // kernels.cc — kernel registry (host function -> device name) and the kernel duration model.
 //
+// Resources: each kernel carries what its cubin says it needs of an SM (registers per thread,
+// static shared memory; defaults without one) and its dynamic shared memory limit.
+//
 // Model: a launch occupies its stream for
 //   simgpuKernel's exact duration, else the first SIMGPU_KERNEL_DURATIONS entry whose name
 //   matches (mangled name, full demangled name, or demangled name without its parameter list),
@@ -121,12 +124,30 @@ uint64_t ModelKernelDuration(const std::string& mangled, const std::string& dema
   return c.kernel_ns;
 }
 
-const KernelInfo* RegisterKernel(const void* host_fun, const char* device_name) {
+namespace {
+
+void ApplyResources(KernelInfo* k, const KernelResources* resources) {
+  if (resources == nullptr) return;
+  k->registers_per_thread.store(resources->registers_per_thread, std::memory_order_relaxed);
+  k->static_shared_bytes.store(resources->static_shared_bytes, std::memory_order_relaxed);
+}
+
+// The kernel behind a handle FindKernel knows, as the registry holds it (writable).
+KernelInfo* FindLocked(Registry& r, const void* func) {
+  auto it = r.by_func.find(func);
+  return it == r.by_func.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
+const KernelInfo* RegisterKernel(const void* host_fun, const char* device_name,
+                                 const KernelResources* resources) {
   Registry& r = Reg();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.by_func.find(host_fun);
   if (it != r.by_func.end()) return it->second;
   auto* k = new KernelInfo;
+  ApplyResources(k, resources);
   k->name = device_name ? device_name : "";
   k->demangled = Demangle(k->name.c_str());
   k->duration_ns = ModelKernelDuration(k->name, k->demangled, &k->faults);
@@ -163,13 +184,15 @@ const KernelInfo* SyntheticKernel(const char* name, uint64_t duration_ns, bool c
   return k;
 }
 
-const KernelInfo* ModuleKernel(const void* module, const char* name) {
+const KernelInfo* ModuleKernel(const void* module, const char* name,
+                               const KernelResources* resources) {
   Registry& r = Reg();
   std::lock_guard<std::mutex> lock(r.mu);
   auto key = std::make_pair(module, std::string(name ? name : ""));
   auto it = r.module_functions.find(key);
   if (it != r.module_functions.end()) return it->second;
   auto* k = new KernelInfo;
+  ApplyResources(k, resources);
   k->name = key.second;
   k->demangled = Demangle(k->name.c_str());
   k->duration_ns = ModelKernelDuration(k->name, k->demangled, &k->faults);
@@ -183,8 +206,53 @@ const KernelInfo* ModuleKernel(const void* module, const char* name) {
 const KernelInfo* FindKernel(const void* func) {
   Registry& r = Reg();
   std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.by_func.find(func);
-  return it == r.by_func.end() ? nullptr : it->second;
+  return FindLocked(r, func);
+}
+
+namespace {
+// The bounds a cubin's own values keep: at most 255 registers per thread (the Programming Guide's
+// "Maximum number of 32-bit registers per thread", every compute capability since 3.5) and 48 KiB
+// of static shared memory (ptxas: "uses too much shared data (0xc004 bytes, 0xc000 max)" for a
+// 49156-byte __shared__ array; more needs dynamic shared memory and opting in).
+constexpr int kMaxRegistersPerThread = 255;
+}  // namespace
+
+int DeclareKernelResources(const void* func, int registers_per_thread,
+                           size_t static_shared_bytes) {
+  if (registers_per_thread < 1 || registers_per_thread > kMaxRegistersPerThread ||
+      static_shared_bytes > kSharedMemPerBlock) {
+    return -1;
+  }
+  Registry& r = Reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  KernelInfo* k = FindLocked(r, func);
+  if (k == nullptr) return -1;
+  KernelResources resources;
+  resources.registers_per_thread = static_cast<uint32_t>(registers_per_thread);
+  resources.static_shared_bytes = static_cast<uint32_t>(static_shared_bytes);
+  ApplyResources(k, &resources);
+  return 0;
+}
+
+uint32_t MaxDynamicSharedBytes(const KernelInfo* k) {
+  const int32_t set = k->max_dynamic_shared_bytes.load(std::memory_order_relaxed);
+  if (set >= 0) return static_cast<uint32_t>(set);
+  const uint32_t static_bytes = k->static_shared_bytes.load(std::memory_order_relaxed);
+  return static_bytes < kSharedMemPerBlock ? kSharedMemPerBlock - static_bytes : 0;
+}
+
+cudaError_t SetMaxDynamicSharedBytes(const KernelInfo* k, int value) {
+  if (k == nullptr) return cudaErrorInvalidDeviceFunction;
+  const uint64_t static_bytes = k->static_shared_bytes.load(std::memory_order_relaxed);
+  if (value < 0 || static_cast<uint64_t>(value) + static_bytes > kSharedMemPerBlockOptin) {
+    return cudaErrorInvalidValue;
+  }
+  Registry& r = Reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  KernelInfo* writable = FindLocked(r, k);  // every kernel is its own handle in by_func
+  if (writable == nullptr) return cudaErrorInvalidDeviceFunction;
+  writable->max_dynamic_shared_bytes.store(value, std::memory_order_relaxed);
+  return cudaSuccess;
 }
 
 }  // namespace simgpu

@@ -143,6 +143,9 @@ std::string TruthLine(const SimgpuOpRecord& r, const OpTruthExtra& x) {
                     r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2],
                     x.fault ? "true" : "false");
       s += buf;
+      Field(&s, "registers_per_thread", r.registers_per_thread);
+      Field(&s, "static_shared_bytes", r.static_shared_bytes);
+      Field(&s, "dynamic_shared_bytes", r.dynamic_shared_bytes);
       if (r.kind == SIMGPU_OP_COLLECTIVE) Field(&s, "wait_ns", r.wait_ns);
       if (r.graph_id != 0) {
         Field(&s, "graph_id", r.graph_id);

@@ -58,6 +58,10 @@ struct OpHandle {
   // kernel
   const KernelInfo* kernel = nullptr;
   dim3 grid, block;
+  // Its resources when launched (a later simgpuKernelResources or cudaFuncSetAttribute does not
+  // change a launch already made) and the launch's dynamic shared memory.
+  uint32_t registers_per_thread = 0, static_shared_bytes = 0, dynamic_shared_bytes = 0;
+  bool shmem_limit_optin = false;
   // copy / memset / free
   CopyArgs copy{};
   uint8_t copy_kind = 0, src_kind = 0, dst_kind = 0;
@@ -416,6 +420,11 @@ void ReportCompleted(const OpHandle& op, bool fault) {
       r.block[2] = static_cast<int32_t>(op.block.z);
       r.graph_id = op.graph_id;
       r.graph_node_id = op.graph_node_id;
+      r.registers_per_thread = op.registers_per_thread;
+      r.static_shared_bytes = op.static_shared_bytes;
+      r.dynamic_shared_bytes = op.dynamic_shared_bytes;
+      r.shared_memory_executed = kSharedMemPerMultiprocessor;
+      r.shmem_limit_optin = op.shmem_limit_optin ? 1 : 0;
       break;
     case OpHandle::kCopy:
       r.kind = SIMGPU_OP_MEMCPY;
@@ -846,6 +855,13 @@ cudaError_t ScheduleKernel(Stream* s, const LaunchArgs& a, uint32_t corr, uint32
   op->kernel = a.kernel;
   op->grid = a.grid;
   op->block = a.block;
+  op->registers_per_thread = a.kernel->registers_per_thread.load(std::memory_order_relaxed);
+  op->static_shared_bytes = a.kernel->static_shared_bytes.load(std::memory_order_relaxed);
+  op->dynamic_shared_bytes = static_cast<uint32_t>(a.shared_mem);  // validated: at most 227 KiB
+  // CUPTI_FUNC_SHMEM_LIMIT_OPTIN: "User has opted for a higher dynamic shared memory limit"
+  // (cupti_activity.h), i.e. the kernel may use more than the default 48 KiB per block.
+  op->shmem_limit_optin =
+      uint64_t{op->static_shared_bytes} + MaxDynamicSharedBytes(a.kernel) > kSharedMemPerBlock;
   op->duration_ns = a.kernel->duration_ns;
   if (a.kernel->collective) {
     op->group = AttachCollectiveGroup(a.kernel->group);  // NULL: a world of one rank

@@ -98,6 +98,17 @@ typedef struct SimgpuOpRecord {
   /* Kernels replayed by a graph launch: CUPTI's graphId / graphNodeId (0 otherwise). */
   uint32_t graph_id;
   uint64_t graph_node_id;
+  /* Kernels: what the launch asked of an SM (CUpti_ActivityKernel10's fields of these names).
+   * registers_per_thread and static_shared_bytes: the kernel's, from its cubin (cuda/cubin.h) or
+   * simgpuKernelResources, else 32 and 0; dynamic_shared_bytes: the launch's sharedMem argument;
+   * shared_memory_executed: the shared memory carveout the launch ran with (the device's whole
+   * per-SM shared memory); shmem_limit_optin: 1 when the kernel's shared memory limit was raised
+   * above 48 KiB (cudaFuncAttributeMaxDynamicSharedMemorySize), CUPTI_FUNC_SHMEM_LIMIT_OPTIN. */
+  uint32_t registers_per_thread;
+  uint32_t static_shared_bytes;
+  uint32_t dynamic_shared_bytes;
+  uint32_t shared_memory_executed;
+  uint8_t shmem_limit_optin;
 } SimgpuOpRecord;
 
 /* A node of a CUDA graph came to be, reported from inside the API call that made it, on the

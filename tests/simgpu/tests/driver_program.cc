@@ -175,7 +175,15 @@ int main(int argc, char** argv) {
   config.blockDimX = 128;
   config.blockDimY = config.blockDimZ = 1;
   config.hStream = stream;
+  config.sharedMemBytes = 1024;  // dynamic shared memory: the truth log's dynamic_shared_bytes
   EXPECT_CU(cuLaunchKernelEx(&config, scale, scale_args, nullptr), CUDA_SUCCESS);
+  // More dynamic shared memory than 48 KiB less the kernel's own, without opting in.
+  int max_dynamic = 0;
+  EXPECT_CU(cuFuncGetAttribute(&max_dynamic, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, add),
+            CUDA_SUCCESS);
+  EXPECT_TRUE(max_dynamic == 48 << 10);  // triton_add has no static shared memory
+  EXPECT_CU(cuLaunchKernel(add, 1, 1, 1, 32, 1, 1, (48 << 10) + 1, stream, add_args, nullptr),
+            CUDA_ERROR_INVALID_VALUE);
   // A bad configuration is CUDA_ERROR_INVALID_VALUE, an unknown function INVALID_HANDLE.
   EXPECT_CU(cuLaunchKernel(add, 1, 1, 1, 2048, 1, 1, 0, stream, add_args, nullptr),
             CUDA_ERROR_INVALID_VALUE);

@@ -2,8 +2,9 @@
 // runtime launch) and checks the truth log: kernels launched through the driver API are on the
 // device timeline with the model's durations (SIMGPU_KERNEL_DURATIONS by cubin symbol name), in
 // stream order, named as launched by cuLaunchKernel / cuLaunchKernelEx (submit_api, driver
-// domain); every direct driver call has its own correlation id, and the runtime launch's nested
-// cuLaunchKernel carries the runtime call's id, as does its kernel.
+// domain), with the registers the cubin gives them (as ptxas said) and the launch's dynamic
+// shared memory; every direct driver call has its own correlation id, and the runtime launch's
+// nested cuLaunchKernel carries the runtime call's id, as does its kernel.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/ptxas_log.h"
 #include "tests/test_util.h"
 
 using simgpu_test::JsonRaw;
@@ -61,6 +63,19 @@ TEST(SimgpuDriverApi, CubinLaunchesAreOnTheTimelineAndInTheTruthLog) {
   EXPECT_EQ(JsonRaw(*scale, "submit_domain"), "driver");
   EXPECT_EQ(JsonRaw(*rt, "submit_api"), "cudaLaunchKernel_v7000");
   EXPECT_EQ(JsonRaw(*rt, "submit_domain"), "runtime");
+  // Registers and static shared memory from the loaded cubin, as ptxas said (the build keeps its
+  // -Xptxas -v output); the dynamic shared memory cuLaunchKernelEx asked for; a synthetic
+  // kernel's defaults.
+  const auto ptxas = simgpu_test::ReadPtxasLog(std::string(DRIVER_CUBIN) + ".ptxas.txt", "sm_90");
+  ASSERT_EQ(ptxas.size(), 2u);
+  EXPECT_EQ(JsonU64(*add, "registers_per_thread"),
+            static_cast<uint64_t>(ptxas.at("triton_add").registers));
+  EXPECT_EQ(JsonU64(*scale, "registers_per_thread"),
+            static_cast<uint64_t>(ptxas.at("_Z5scalePffi").registers));
+  EXPECT_EQ(JsonU64(*add, "static_shared_bytes"), 0u);
+  EXPECT_EQ(JsonU64(*add, "dynamic_shared_bytes"), 0u);
+  EXPECT_EQ(JsonU64(*scale, "dynamic_shared_bytes"), 1024u);
+  EXPECT_EQ(JsonU64(*rt, "registers_per_thread"), 32u);
 
   // Copies, the memset and allocations name their driver calls too.
   auto copies = OfKind(lines, "memcpy");

@@ -43,7 +43,9 @@ TEST(SimgpuGraphs, CaptureRunsNothingAndEachReplayRunsEveryNodeUnderItsLaunchsCo
   ASSERT_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   ASSERT_CUDA_OK(cudaStreamIsCapturing(stream, &status));
   EXPECT_EQ(status, cudaStreamCaptureStatusActive);
-  for (const void* k : kernels) ASSERT_CUDA_OK(cudaLaunchKernel(k, dim3(1), dim3(32), nullptr, 0, stream));
+  for (size_t i = 0; i < 3; ++i) {  // each with its own dynamic shared memory, which nodes keep
+    ASSERT_CUDA_OK(cudaLaunchKernel(kernels[i], dim3(1), dim3(32), nullptr, 256 * (i + 1), stream));
+  }
   cudaGraph_t graph = nullptr;
   ASSERT_CUDA_OK(cudaStreamEndCapture(stream, &graph));
   ASSERT_NE(graph, nullptr);
@@ -79,6 +81,7 @@ TEST(SimgpuGraphs, CaptureRunsNothingAndEachReplayRunsEveryNodeUnderItsLaunchsCo
       EXPECT_NE(k.graphNodeId, 0u);
       EXPECT_EQ(k.graphNodeId, kernel_records[node].graphNodeId);  // the same node in both replays
       EXPECT_EQ(k.end - k.start, kNodeNs[node]);
+      EXPECT_EQ(k.dynamicSharedMemory, 256 * (node + 1));
       EXPECT_GE(k.start, previous_end);  // in capture order, one after the other
       previous_end = k.end;
     }

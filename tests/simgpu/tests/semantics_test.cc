@@ -477,6 +477,50 @@ TEST(SimgpuLaunch, ExtendedAndCooperativeLaunchesRunLikeAnyOther) {
   cudaStreamDestroy(s);
 }
 
+// As cuda.h documents CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: a launch asking more
+// dynamic shared memory than the kernel's limit fails (cudaErrorInvalidValue); the limit is
+// 48 KiB less the kernel's static shared memory until cudaFuncAttributeMaxDynamicSharedMemorySize
+// raises it, at most to 227 KiB less it (cudaDevAttrMaxSharedMemoryPerBlockOptin, an H100's).
+TEST(SimgpuLaunch, SharedMemoryAboveTheKernelsLimitIsInvalidUntilItOptsIn) {
+  const void* k = Kernel("k_shared", 1);
+  ASSERT_EQ(simgpuKernelResources(k, 64, 8 << 10), 0);  // 8 KiB of its own
+  cudaFuncAttributes a{};
+  ASSERT_EQ(cudaFuncGetAttributes(&a, k), cudaSuccess);
+  EXPECT_EQ(a.maxDynamicSharedSizeBytes, 40 << 10);
+  EXPECT_EQ(cudaLaunchKernel(k, dim3(1), dim3(128), nullptr, 40 << 10, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaLaunchKernel(k, dim3(1), dim3(128), nullptr, (40 << 10) + 1, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "not sticky";
+  EXPECT_EQ(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (219 << 10) + 1),
+            cudaErrorInvalidValue) << "8 KiB + more than 219 KiB is past 227 KiB";
+  cudaGetLastError();
+  ASSERT_EQ(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 219 << 10),
+            cudaSuccess);
+  ASSERT_EQ(cudaFuncGetAttributes(&a, k), cudaSuccess);
+  EXPECT_EQ(a.maxDynamicSharedSizeBytes, 219 << 10);
+  EXPECT_EQ(cudaLaunchKernel(k, dim3(1), dim3(128), nullptr, 219 << 10, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaLaunchKernel(k, dim3(1), dim3(128), nullptr, (219 << 10) + 1, nullptr),
+            cudaErrorInvalidValue);
+  cudaGetLastError();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  // The device's side of it (Programming Guide, compute capability 9.0).
+  int value = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
+            cudaSuccess);
+  EXPECT_EQ(value, 232448);
+  ASSERT_EQ(cudaDeviceGetAttribute(&value, cudaDevAttrReservedSharedMemoryPerBlock, 0),
+            cudaSuccess);
+  EXPECT_EQ(value, 1024);
+  ASSERT_EQ(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0),
+            cudaSuccess);
+  EXPECT_EQ(value, 233472);
+  cudaDeviceProp p{};
+  ASSERT_EQ(cudaGetDeviceProperties(&p, 0), cudaSuccess);
+  EXPECT_EQ(p.reservedSharedMemPerBlock, 1024u);
+  EXPECT_EQ(p.sharedMemPerBlock, 49152u);
+}
+
 TEST(SimgpuLaunch, HostFunctionsRunWhenTheStreamReachesThem) {
   cudaStream_t s;
   ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/ptxas_log.h"
 #include "tests/test_util.h"
 
 using simgpu_test::JsonRaw;
@@ -186,13 +187,30 @@ TEST(SimgpuNvcc, RealNvccProgramRunsOnSimgpu) {
                                  "CUDA_INJECTION64_PATH=none"}),
             0);
   auto kernels = OfKind(ReadLines(truth), "kernel");
-  ASSERT_EQ(kernels.size(), 4u);
-  int scale = 0, shift = 0;
+  ASSERT_EQ(kernels.size(), 5u);
+  // Registers and static shared memory: what ptxas said of the sm_90 cubin in the program's
+  // fatbinary (the build keeps -Xptxas -v's output), read by simgpu at __cudaRegisterFatBinary.
+  const auto ptxas = simgpu_test::ReadPtxasLog(NVCC_PROGRAM_PTXAS, "sm_90");
+  ASSERT_EQ(ptxas.count("_Z5scalePffi"), 1u);
+  ASSERT_EQ(ptxas.count("_Z4tilePfi"), 1u);
+  int scale = 0, shift = 0, tile = 0;
   for (const auto& k : kernels) {
     uint64_t d = JsonU64(k, "end_ns") - JsonU64(k, "start_ns");
-    if (JsonRaw(k, "name") == "_Z5scalePffi") {
+    const std::string name = JsonRaw(k, "name");
+    if (name == "_Z5scalePffi") {
       ++scale;
       EXPECT_EQ(d, 4000000u);
+      EXPECT_EQ(JsonU64(k, "registers_per_thread"),
+                static_cast<uint64_t>(ptxas.at(name).registers));
+      EXPECT_EQ(JsonU64(k, "static_shared_bytes"), 0u);
+      EXPECT_EQ(JsonU64(k, "dynamic_shared_bytes"), 0u);
+    } else if (name == "_Z4tilePfi") {
+      ++tile;
+      EXPECT_EQ(JsonU64(k, "registers_per_thread"),
+                static_cast<uint64_t>(ptxas.at(name).registers));
+      EXPECT_EQ(JsonU64(k, "static_shared_bytes"), 4000u) << "__shared__ float buf[1000]";
+      EXPECT_EQ(ptxas.at(name).static_shared_bytes, 4000);
+      EXPECT_EQ(JsonU64(k, "dynamic_shared_bytes"), 512u) << "<<<..., 512, s>>>";
     } else {
       ++shift;
       EXPECT_EQ(JsonRaw(k, "demangled"), "void shift<int>(int*, int)");
@@ -201,6 +219,7 @@ TEST(SimgpuNvcc, RealNvccProgramRunsOnSimgpu) {
   }
   EXPECT_EQ(scale, 3);
   EXPECT_EQ(shift, 1);
+  EXPECT_EQ(tile, 1);
   std::remove(truth.c_str());
 }
 #endif

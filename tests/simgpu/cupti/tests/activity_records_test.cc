@@ -15,6 +15,7 @@
 
 #include "activity_collector.h"
 #include "simgpu.h"
+#include "tests/fake_nvcc.h"
 
 namespace {
 
@@ -119,6 +120,80 @@ TEST_F(ActivityRecordsTest, KernelRecordAppearsOnlyOnceTheKernelHasCompleted) {
       << "the launch call itself is over and recorded";
   Flush();
   EXPECT_EQ(RecordsOfKind<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).size(), 1u);
+}
+
+// What a kernel asks of an SM, as real CUPTI reports it (cupti_activity.h's
+// CUpti_ActivityKernel10): registers per thread and static shared memory from the kernel's cubin
+// (here declared with simgpuKernelResources, simgpu's stand-in for a cubin), the launch's
+// dynamic shared memory, the carveout it ran with (an H100's whole 228 KiB per SM), and whether
+// the kernel opted in above 48 KiB.
+TEST_F(ActivityRecordsTest, KernelRecordReportsRegistersAndSharedMemory) {
+  ASSERT_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  const void* declared = simgpuKernel("cupti_declared_resources", 1000);
+  ASSERT_EQ(simgpuKernelResources(declared, 72, 4096), 0);
+  const void* undeclared = simgpuKernel("cupti_default_resources", 1000);
+  const void* opted_in = simgpuKernel("cupti_opted_in", 1000);
+  ASSERT_EQ(simgpuKernelResources(opted_in, 128, 16384), 0);
+  ASSERT_CUDA_OK(cudaFuncSetAttribute(opted_in, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      100 << 10));
+  ASSERT_CUDA_OK(cudaLaunchKernel(declared, dim3(8), dim3(256), nullptr, 8192, nullptr));
+  ASSERT_CUDA_OK(cudaLaunchKernel(undeclared, dim3(8), dim3(256), nullptr, 0, nullptr));
+  ASSERT_CUDA_OK(cudaLaunchKernel(opted_in, dim3(8), dim3(128), nullptr, 96 << 10, nullptr));
+  Flush();
+
+  auto kernels = RecordsOfKind<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(kernels.size(), 3u);
+  std::map<std::string, CUpti_ActivityKernel10> by_name;
+  for (const auto& k : kernels) by_name[k.name] = k;
+  const CUpti_ActivityKernel10& d = by_name["cupti_declared_resources"];
+  EXPECT_EQ(d.registersPerThread, 72);
+  EXPECT_EQ(d.staticSharedMemory, 4096);
+  EXPECT_EQ(d.dynamicSharedMemory, 8192) << "the launch's sharedMem argument";
+  EXPECT_EQ(d.sharedMemoryExecuted, 228u << 10);
+  EXPECT_EQ(d.shmemLimitConfig, CUPTI_FUNC_SHMEM_LIMIT_DEFAULT);
+  EXPECT_EQ(d.localMemoryPerThread, 0u);
+  const CUpti_ActivityKernel10& u = by_name["cupti_default_resources"];
+  EXPECT_EQ(u.registersPerThread, 32) << "simgpu's documented default without a cubin";
+  EXPECT_EQ(u.staticSharedMemory, 0);
+  EXPECT_EQ(u.dynamicSharedMemory, 0);
+  EXPECT_EQ(u.shmemLimitConfig, CUPTI_FUNC_SHMEM_LIMIT_DEFAULT);
+  const CUpti_ActivityKernel10& o = by_name["cupti_opted_in"];
+  EXPECT_EQ(o.registersPerThread, 128);
+  EXPECT_EQ(o.staticSharedMemory, 16384);
+  EXPECT_EQ(o.dynamicSharedMemory, 96 << 10);
+  EXPECT_EQ(o.shmemLimitConfig, CUPTI_FUNC_SHMEM_LIMIT_OPTIN);
+}
+
+// A kernel registered the way nvcc's host code does it, with a fatbinary simgpu cannot read
+// (tests/fake_nvcc.h's dummy): the defaults, until simgpuKernelResources declares its cubin's.
+void FakeRegisteredStub() {}
+
+TEST_F(ActivityRecordsTest, RegisteredKernelWithoutACubinTakesTheDeclaredResources) {
+  ASSERT_CUPTI_OK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  const void* stub = reinterpret_cast<const void*>(&FakeRegisteredStub);
+  simgpu_test::RegisterKernel(stub, "_Z18FakeRegisteredStubv");
+  cudaFuncAttributes attributes{};
+  ASSERT_CUDA_OK(cudaFuncGetAttributes(&attributes, stub));
+  EXPECT_EQ(attributes.numRegs, 32);
+  EXPECT_EQ(attributes.sharedSizeBytes, 0u);
+  ASSERT_CUDA_OK(cudaLaunchKernel(stub, dim3(1), dim3(32), nullptr, 0, nullptr));
+  ASSERT_EQ(simgpuKernelResources(stub, 40, 2048), 0);
+  ASSERT_CUDA_OK(cudaFuncGetAttributes(&attributes, stub));
+  EXPECT_EQ(attributes.numRegs, 40);
+  EXPECT_EQ(attributes.sharedSizeBytes, 2048u);
+  EXPECT_EQ(attributes.maxDynamicSharedSizeBytes, (48 << 10) - 2048) << "48 KiB less its own";
+  ASSERT_CUDA_OK(simgpu_test::TripleChevron(stub, dim3(1), dim3(32), nullptr));
+  Flush();
+  auto kernels = RecordsOfKind<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].registersPerThread, 32) << "launched before the declaration";
+  EXPECT_EQ(kernels[0].staticSharedMemory, 0);
+  EXPECT_EQ(kernels[1].registersPerThread, 40);
+  EXPECT_EQ(kernels[1].staticSharedMemory, 2048);
+  EXPECT_EQ(simgpuKernelResources(stub, 0, 0), -1) << "no kernel has 0 registers";
+  EXPECT_EQ(simgpuKernelResources(stub, 256, 0), -1);
+  EXPECT_EQ(simgpuKernelResources(stub, 32, (48 << 10) + 1), -1) << "static is at most 48 KiB";
+  EXPECT_EQ(simgpuKernelResources(&kernels, 32, 0), -1) << "not a kernel";
 }
 
 TEST_F(ActivityRecordsTest, KernelsOnDifferentStreamsCarryDifferentStreamIds) {

@@ -1,7 +1,8 @@
 // The CUDA 12 flavour of simgpu's CUPTI (libcupti.so.12, release.h) playing CUDA 12.6 (ctest sets
 // SIMGPU_CUPTI_API_VERSION=24): cuptiGetVersion says so, records are laid out at 12.6's sizes
-// (Kernel9 208 bytes, Memcpy5 88, Synchronization 40), and the bytes 13.0 made isDeviceLaunched
-// are 12.6's padding, filled with 0xA5.
+// (Kernel9 208 bytes, Memcpy5 88, Synchronization 40), the bytes 13.0 made isDeviceLaunched
+// are 12.6's padding, filled with 0xA5, and Kernel9 carries the kernel's registers and shared
+// memory.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <cupti.h>
@@ -47,7 +48,9 @@ TEST(ReleaseTest, Cuda12_6HandsOutItsOwnLayouts) {
   void* device = nullptr;
   ASSERT_EQ(cudaMalloc(&device, 4096), cudaSuccess);
   std::vector<uint8_t> host(4096, 1);
-  ASSERT_EQ(cudaLaunchKernel(simgpuKernel("release_test_kernel", 1000), dim3{1, 1, 1}, dim3{1, 1, 1}, nullptr, 0, stream),
+  const void* kernel = simgpuKernel("release_test_kernel", 1000);
+  ASSERT_EQ(simgpuKernelResources(kernel, 48, 1000), 0);
+  ASSERT_EQ(cudaLaunchKernel(kernel, dim3{1, 1, 1}, dim3{1, 1, 1}, nullptr, 2048, stream),
             cudaSuccess);
   ASSERT_EQ(cudaMemcpyAsync(device, host.data(), host.size(), cudaMemcpyHostToDevice, stream), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -55,6 +58,7 @@ TEST(ReleaseTest, Cuda12_6HandsOutItsOwnLayouts) {
 
   std::map<CUpti_ActivityKind, size_t> sizes;  // kind → distance to the next record
   bool memcpy_padding_filled = false;
+  CUpti_ActivityKernel9 kernel_record{};  // 12.x's struct: the same fields at the same offsets
   std::lock_guard<std::mutex> lock(g_mu);
   for (std::vector<uint8_t>& buffer : g_buffers) {
     CUpti_Activity* record = nullptr;
@@ -63,6 +67,9 @@ TEST(ReleaseTest, Cuda12_6HandsOutItsOwnLayouts) {
       if (previous != nullptr) {
         sizes[previous->kind] = static_cast<size_t>(reinterpret_cast<uint8_t*>(record) -
                                                     reinterpret_cast<uint8_t*>(previous));
+      }
+      if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        std::memcpy(&kernel_record, record, sizeof kernel_record);
       }
       if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
         const uint8_t* pad = reinterpret_cast<uint8_t*>(record) + offsetof(CUpti_ActivityMemcpy5, pad2);
@@ -77,6 +84,12 @@ TEST(ReleaseTest, Cuda12_6HandsOutItsOwnLayouts) {
   EXPECT_EQ(sizes[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL], sizeof(CUpti_ActivityKernel9));
   EXPECT_EQ(sizes[CUPTI_ACTIVITY_KIND_MEMCPY], sizeof(CUpti_ActivityMemcpy5));
   EXPECT_TRUE(memcpy_padding_filled);
+  // The kernel's resources reach 12.x's layout too.
+  EXPECT_EQ(kernel_record.registersPerThread, 48);
+  EXPECT_EQ(kernel_record.staticSharedMemory, 1000);
+  EXPECT_EQ(kernel_record.dynamicSharedMemory, 2048);
+  EXPECT_EQ(kernel_record.sharedMemoryExecuted, 228u << 10);
+  EXPECT_EQ(kernel_record.shmemLimitConfig, CUPTI_FUNC_SHMEM_LIMIT_DEFAULT);
   cuptiFinalize();
 }
 
