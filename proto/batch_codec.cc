@@ -125,6 +125,7 @@ void GpuActivityBatchEncoder::Add(const GpuActivityRecord& r) {
   Put(b->mutable_context(), count_, r.context);
   Put(b->mutable_sync_type(), count_, r.sync_type);
   Put(b->mutable_graph_node_id(), count_, r.graph_node_id);
+  Put(b->mutable_launch_config(), count_, r.launch_config);
   b->set_count(++count_);
 }
 
@@ -288,6 +289,7 @@ bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* ou
   GS_CHECK_COLUMN(b, context);
   GS_CHECK_COLUMN(b, sync_type);
   GS_CHECK_COLUMN(b, graph_node_id);
+  GS_CHECK_COLUMN(b, launch_config);
   const int n = static_cast<int>(b.count());
   const int64_t* start = b.start_delta().data();
   Column<uint64_t> duration(b.duration());
@@ -302,6 +304,7 @@ bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* ou
   Column<uint32_t> context(b.context());
   Column<uint32_t> sync_type(b.sync_type());
   Column<uint64_t> graph_node_id(b.graph_node_id());
+  Column<uint32_t> launch_config(b.launch_config());
   uint64_t t = b.base_ns(), a = 0, c = 0;
   const size_t first = out->size();
   out->resize(first + static_cast<size_t>(n));
@@ -324,6 +327,7 @@ bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* ou
     r->context = context[i];
     r->sync_type = sync_type[i];
     r->graph_node_id = graph_node_id[i];
+    r->launch_config = launch_config[i];
     r->name = name[i];
     r->kind = ToEnum(activity_kind, gpustall::trace::ActivityKind_MAX);
     r->source = ToEnum(source, gpustall::trace::ActivitySource_MAX);

@@ -172,6 +172,7 @@ TEST(BatchCodecTest, ActivitiesRoundTrip) {
     r.context = 1;
     r.sync_type = i % 7 == 0 ? 2 : 0;
     r.graph_node_id = i % 5 == 0 ? 0x100000000ull + i : 0;  // kernels of a graph replay
+    r.launch_config = i % 3 == 0 ? 0 : 1 + i % 7;  // kernels' interned launch configurations
     r.name = static_cast<uint32_t>(i % 4);
     r.kind = static_cast<ActivityKind>(1 + i % 7);
     r.source = i % 2 ? pb::ACTIVITY_SOURCE_CUPTI : pb::ACTIVITY_SOURCE_EVENT_PAIR;
@@ -200,6 +201,7 @@ TEST(BatchCodecTest, ActivitiesRoundTrip) {
     EXPECT_EQ(out[i].context, in[i].context);
     EXPECT_EQ(out[i].sync_type, in[i].sync_type);
     EXPECT_EQ(out[i].graph_node_id, in[i].graph_node_id);
+    EXPECT_EQ(out[i].launch_config, in[i].launch_config);
     EXPECT_EQ(out[i].name, in[i].name);
     EXPECT_EQ(out[i].kind, in[i].kind);
     EXPECT_EQ(out[i].source, in[i].source);

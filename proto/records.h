@@ -57,6 +57,7 @@ struct GpuActivityRecord {
   uint32_t sync_type = 0;
   uint32_t name = 0;            // string id of the kernel name; 0 = none
   uint64_t graph_node_id = 0;   // kernels of a graph replay: the executable graph's node id
+  uint32_t launch_config = 0;   // kernels: LaunchConfig id; 0 = none
   ActivityKind kind = gpustall::trace::ACTIVITY_KIND_UNSPECIFIED;
   ActivitySource source = gpustall::trace::ACTIVITY_SOURCE_UNSPECIFIED;
   uint8_t copy_kind = 0;        // CUpti_ActivityMemcpyKind

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "agent/capture/cuda_device.h"
 #include "agent/core/agent_parts.h"
 #include "agent/core/log.h"
 #include "agent/core/trace_header.h"
@@ -38,6 +39,30 @@ class WriterOwner final : public WriterThread::Owner {
   AgentParts* const parts_;
 };
 
+// A device for the trace (TraceWriter::SetDeviceDescriber), from the driver (cuda_device.h).
+bool DescribeDevice(uint32_t ordinal, gpustall::trace::DeviceInfo* out) {
+  CudaDeviceDescription d;
+  if (!DescribeCudaDevice(ordinal, &d)) return false;
+  auto u = [](int v) { return v > 0 ? static_cast<uint32_t>(v) : 0u; };
+  out->set_name(d.name);
+  out->set_total_memory(d.total_memory);
+  out->set_sm_count(u(d.sm_count));
+  out->set_compute_major(u(d.cc_major));
+  out->set_compute_minor(u(d.cc_minor));
+  out->set_max_threads_per_block(u(d.max_threads_per_block));
+  out->set_max_threads_per_sm(u(d.max_threads_per_sm));
+  out->set_warp_size(u(d.warp_size));
+  out->set_registers_per_block(u(d.registers_per_block));
+  out->set_registers_per_sm(u(d.registers_per_sm));
+  out->set_max_blocks_per_sm(u(d.max_blocks_per_sm));
+  out->set_shared_memory_per_block(u(d.shared_per_block));
+  out->set_shared_memory_per_block_optin(u(d.shared_per_block_optin));
+  out->set_shared_memory_per_sm(u(d.shared_per_sm));
+  out->set_reserved_shared_memory_per_block(u(d.reserved_shared_per_block));
+  out->set_has_reserved_shared_memory(d.has_reserved_shared);
+  return true;
+}
+
 }  // namespace
 
 bool OpenTrace(AgentParts* parts, const std::string& path, int window, std::string* why) {
@@ -56,6 +81,8 @@ bool OpenTrace(AgentParts* parts, const std::string& path, int window, std::stri
     host_options.period_ms = static_cast<uint32_t>(parts->config.process_stats_ms);
     writer->AddContributor(new HostStatsCollector(host_options));
   }
+  // Each device its kernels ran on, with the SM limits, as the CUDA driver describes it.
+  writer->SetDeviceDescriber(&DescribeDevice);
   // NVTX ranges (agent/nvtx): one process-wide collector, drained by the current trace's writer.
   writer->AddContributor(&nvtx::NvtxCollector::Instance());
   // Wall-clock samples (agent/sampler): one per trace, never freed (it must outlive the writer).

@@ -74,6 +74,16 @@ bool ActivityConverter::Convert(const CUpti_Activity* record, GpuActivityEvent* 
       out->context_id = k->contextId;
       out->graph_node_id = k->graphNodeId;
       out->name = k->name;
+      out->grid[0] = static_cast<uint32_t>(k->gridX);
+      out->grid[1] = static_cast<uint32_t>(k->gridY);
+      out->grid[2] = static_cast<uint32_t>(k->gridZ);
+      out->block[0] = static_cast<uint32_t>(k->blockX);
+      out->block[1] = static_cast<uint32_t>(k->blockY);
+      out->block[2] = static_cast<uint32_t>(k->blockZ);
+      out->registers_per_thread = k->registersPerThread;
+      out->static_shared_bytes = static_cast<uint32_t>(k->staticSharedMemory);
+      out->dynamic_shared_bytes = static_cast<uint32_t>(k->dynamicSharedMemory);
+      out->launch_flags = kLaunchConfigKnown | kLaunchResourcesKnown;
       LearnContext(k->contextId, k->deviceId);
       break;
     }

@@ -28,6 +28,11 @@ TEST(ActivityConverterTest, KernelRecord) {
   k.streamId = 13;
   k.correlationId = 42;
   k.name = "train_step";
+  k.gridX = 264, k.gridY = 2, k.gridZ = 1;
+  k.blockX = 128, k.blockY = 2, k.blockZ = 1;
+  k.registersPerThread = 168;
+  k.staticSharedMemory = 16384;
+  k.dynamicSharedMemory = 98304;
   ActivityConverter c;
   GpuActivityEvent a;
   ASSERT_TRUE(c.Convert(reinterpret_cast<CUpti_Activity*>(&k), &a));
@@ -39,6 +44,17 @@ TEST(ActivityConverterTest, KernelRecord) {
   EXPECT_EQ(a.stream_id, 13u);
   EXPECT_EQ(a.correlation_id, 42u);
   EXPECT_STREQ(a.name, "train_step");
+  // The launch configuration and resources (how full the kernel kept its device).
+  EXPECT_EQ(a.launch_flags, kLaunchConfigKnown | kLaunchResourcesKnown);
+  EXPECT_EQ(a.grid[0], 264u);
+  EXPECT_EQ(a.grid[1], 2u);
+  EXPECT_EQ(a.grid[2], 1u);
+  EXPECT_EQ(a.block[0], 128u);
+  EXPECT_EQ(a.block[1], 2u);
+  EXPECT_EQ(a.block[2], 1u);
+  EXPECT_EQ(a.registers_per_thread, 168u);
+  EXPECT_EQ(a.static_shared_bytes, 16384u);
+  EXPECT_EQ(a.dynamic_shared_bytes, 98304u);
 }
 
 TEST(ActivityConverterTest, MemcpyKeepsPageableAndPinnedKinds) {
@@ -161,6 +177,9 @@ TEST(ActivityConverterTest, Cuda12LayoutsAreReadWithoutTouchingThirteenOnlyField
   k.correlationId = 77;
   k.graphNodeId = 0x1234;
   k.name = "gemm";
+  k.gridX = 7;
+  k.registersPerThread = 40;
+  k.dynamicSharedMemory = 512;
   ASSERT_TRUE(c.Convert(guard.Place(k, sizeof(CUpti_ActivityKernel9)), &a));
   EXPECT_EQ(a.kind, ActivityKind::kKernel);
   EXPECT_EQ(a.start_ns, 100u);
@@ -170,6 +189,9 @@ TEST(ActivityConverterTest, Cuda12LayoutsAreReadWithoutTouchingThirteenOnlyField
   EXPECT_EQ(a.correlation_id, 77u);
   EXPECT_EQ(a.graph_node_id, 0x1234u);
   EXPECT_STREQ(a.name, "gemm");
+  EXPECT_EQ(a.grid[0], 7u);
+  EXPECT_EQ(a.registers_per_thread, 40u);
+  EXPECT_EQ(a.dynamic_shared_bytes, 512u);
 
   auto m = Zeroed<CUpti_ActivityMemcpy6>();  // Memcpy5 until 12.6: 88 bytes; 84..87 padding
   std::memset(&m, 0xA5, sizeof(m));

@@ -35,6 +35,15 @@ using MemoryRecord = CUpti_ActivityMemory3;
   X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, contextId)                             \
   X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, graphNodeId)                           \
   X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, name)                                  \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, gridX)                                 \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, gridY)                                 \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, gridZ)                                 \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, blockX)                                \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, blockY)                                \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, blockZ)                                \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, registersPerThread)                    \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, staticSharedMemory)                    \
+  X(gs::cupti_layouts::KernelRecord, CUpti_ActivityKernel10, dynamicSharedMemory)                   \
   X(gs::cupti_layouts::MemcpyRecord, CUpti_ActivityMemcpy6, kind)                                   \
   X(gs::cupti_layouts::MemcpyRecord, CUpti_ActivityMemcpy6, copyKind)                               \
   X(gs::cupti_layouts::MemcpyRecord, CUpti_ActivityMemcpy6, srcKind)                                \

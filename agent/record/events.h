@@ -132,12 +132,26 @@ struct GpuActivityEvent {
   MemKind src_kind;
   MemKind dst_kind;
   uint8_t flags;            // CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC
-  uint8_t pad[2];
+  uint8_t launch_flags;     // kernels: LaunchFlags bits (which of the launch fields below are set)
+  uint8_t pad;
+  // Kernels: the launch configuration and the kernel's resources (CUPTI's kernel record), for how
+  // full the kernel kept its device (analyzer/occupancy/occupancy.h).
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t registers_per_thread;
+  uint32_t static_shared_bytes;   // per block, from the kernel's image
+  uint32_t dynamic_shared_bytes;  // per block, from the launch
   const char* name;         // kernel name; the recorder copies it before returning
 };
-// The fields take 68 bytes and `name` is 8-aligned, so the record is 80 bytes (it never goes
+// The fields take 104 bytes and `name` is 8-aligned, so the record is 112 bytes (it never goes
 // through a ring: ActivityBuffer stores it in a vector).
-static_assert(sizeof(GpuActivityEvent) == 80, "GpuActivityEvent is a fixed-size record");
+static_assert(sizeof(GpuActivityEvent) == 112, "GpuActivityEvent is a fixed-size record");
+
+// GpuActivityEvent::launch_flags.
+enum LaunchFlags : uint8_t {
+  kLaunchConfigKnown = 1,     // grid, block, dynamic_shared_bytes
+  kLaunchResourcesKnown = 2,  // registers_per_thread, static_shared_bytes
+};
 
 // A CUDA graph node came to be (CUPTI's GRAPHNODE_CREATED / GRAPHNODE_CLONED resource callbacks,
 // tests/simgpu/CUPTI_CORRELATION.md fact 10). Capture time only: rare, off every hot path.

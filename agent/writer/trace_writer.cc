@@ -376,6 +376,10 @@ void TraceWriter::DrainActivities() {
     r.context = a.context_id;
     r.sync_type = a.sync_type;
     r.graph_node_id = a.graph_node_id;
+    if (a.kind == ActivityKind::kKernel) {
+      DescribeDevice(a.device);
+      if ((a.launch_flags & kLaunchConfigKnown) != 0) r.launch_config = LaunchConfigId(a);
+    }
     if (pending.name_index != 0) {
       if (pending.name_index >= activity_name_ids_.size()) activity_name_ids_.resize(pending.name_index + 1, 0);
       uint32_t& id = activity_name_ids_[pending.name_index];
@@ -406,6 +410,44 @@ void TraceWriter::DrainActivities() {
     node->set_time_ns(n.time_ns);
     ++records_in_chunk_;
   }
+}
+
+uint32_t TraceWriter::LaunchConfigId(const GpuActivityEvent& k) {
+  const bool resources = (k.launch_flags & kLaunchResourcesKnown) != 0;
+  const std::array<uint32_t, 10> key{k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
+                                     resources ? k.registers_per_thread : 0, resources ? k.static_shared_bytes : 0,
+                                     k.dynamic_shared_bytes, resources ? 1u : 0u};
+  auto [it, inserted] = launch_configs_.try_emplace(key, static_cast<uint32_t>(launch_configs_.size() + 1));
+  if (inserted) {
+    pb::LaunchConfig* c = chunk_.add_launch_configs();
+    c->set_id(it->second);
+    c->set_grid_x(key[0]);
+    c->set_grid_y(key[1]);
+    c->set_grid_z(key[2]);
+    c->set_block_x(key[3]);
+    c->set_block_y(key[4]);
+    c->set_block_z(key[5]);
+    c->set_registers_per_thread(key[6]);
+    c->set_static_shared_memory(key[7]);
+    c->set_dynamic_shared_memory(key[8]);
+    c->set_has_resources(resources);
+    tables_changed_ = true;
+  }
+  return it->second;
+}
+
+void TraceWriter::DescribeDevice(uint32_t device) {
+  // Ordinals are small (a process sees at most a few dozen devices); a damaged id is not asked.
+  constexpr uint32_t kMaxDevices = 1024;
+  if (!describe_device_ || device >= kMaxDevices) return;
+  if (device >= devices_described_.size()) devices_described_.resize(device + 1, false);
+  if (devices_described_[device]) return;
+  devices_described_[device] = true;
+  pb::DeviceInfo info;
+  if (!describe_device_(device, &info)) return;
+  info.set_index(device);
+  *chunk_.add_devices() = std::move(info);
+  tables_changed_ = true;
 }
 
 void TraceWriter::FillStats(pb::Stats* stats) {

@@ -20,7 +20,10 @@
 #ifndef GPUSTALL_AGENT_WRITER_TRACE_WRITER_H_
 #define GPUSTALL_AGENT_WRITER_TRACE_WRITER_H_
 
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -45,6 +48,10 @@ namespace gs {
 // chunk's, when it changes).
 void WriteCaptureMode(const RingRecorder::CaptureMode& mode, gpustall::trace::CaptureInfo* out);
 
+// Describes CUDA device `ordinal` (its name, memory and SM limits) for the trace; false when it
+// cannot (no driver mapped, an ordinal the driver does not know).
+using DeviceDescriber = std::function<bool(uint32_t ordinal, gpustall::trace::DeviceInfo* out)>;
+
 class TraceWriter final : private ChunkBuilder {
  public:
   static constexpr uint32_t kMaxRecordsPerChunk = 65536;
@@ -61,6 +68,9 @@ class TraceWriter final : private ChunkBuilder {
   // the rings, FillStats() adds its counters. `contributor` must outlive the writer. Call before
   // Start() or between writer calls (same serialisation as every other call).
   void AddContributor(ChunkContributor* contributor) { contributors_.push_back(contributor); }
+  // Asked once per device, when its first kernel is drained: the DeviceInfo goes into that chunk
+  // (before the kernel's records, FORMAT.md). Unset: no devices are described. Same call rules.
+  void SetDeviceDescriber(DeviceDescriber describer) { describe_device_ = std::move(describer); }
   // Moves everything buffered into the pending chunk. Returns the number of records moved.
   size_t Drain();
   // True when the pending chunk should be written now, not at the next period.
@@ -103,6 +113,8 @@ class TraceWriter final : private ChunkBuilder {
   void AddHostWait(uint64_t tid, const HostWaitView& wait, RecentStacks* recent);
   uint32_t InternRecordStack(const StackView& stack, RecentStacks* recent);
   void DrainActivities();
+  uint32_t LaunchConfigId(const GpuActivityEvent& kernel);
+  void DescribeDevice(uint32_t device);
   // --- ChunkBuilder (for contributors) ---
   gpustall::trace::Chunk* chunk() override { return &chunk_; }
   uint32_t InternString(const std::string& value) override;
@@ -140,6 +152,11 @@ class TraceWriter final : private ChunkBuilder {
   std::vector<PendingActivity> activities_;
   std::vector<GraphNodeEvent> graph_nodes_;
   std::vector<uint32_t> activity_name_ids_;  // name_index -> string id (0: not yet interned)
+  // Kernel launch configurations, interned (LaunchConfig.id): grid, block, registers, static and
+  // dynamic shared memory, flags. Ordered: few distinct entries, and no hash of an array needed.
+  std::map<std::array<uint32_t, 10>, uint32_t> launch_configs_;
+  DeviceDescriber describe_device_;
+  std::vector<bool> devices_described_;  // by ordinal: asked already (answered or not)
   std::vector<uint64_t> ring_serial_seen_;   // per ring slot: owner_serial already described
   std::vector<RecentStacks> recent_stacks_;  // per ring slot
   uint64_t stack_repeats_ = 0;

@@ -275,6 +275,100 @@ TEST(TraceWriterTest, EventsRoundTripThroughTheReader) {
   unlink(path.c_str());
 }
 
+// Kernels carry their launch configuration, interned once per distinct one; the device of a
+// trace's first kernel is described (once, by the describer) in the chunk of that kernel, and a
+// device the describer cannot describe is left out, asked once.
+TEST(TraceWriterTest, KernelLaunchConfigurationsAndTheirDevicesRoundTrip) {
+  Rig rig;
+  const std::string path = TempPath("launch.gstrace");
+  std::unique_ptr<TraceWriter> writer = rig.Writer(path);
+  ASSERT_NE(writer, nullptr);
+  std::vector<uint32_t> asked;
+  writer->SetDeviceDescriber([&asked](uint32_t ordinal, pb::DeviceInfo* out) {
+    asked.push_back(ordinal);
+    if (ordinal != 0) return false;
+    out->set_name("test GPU");
+    out->set_sm_count(132);
+    out->set_max_threads_per_sm(2048);
+    out->set_shared_memory_per_block_optin(232448);
+    out->set_reserved_shared_memory_per_block(1024);
+    out->set_has_reserved_shared_memory(true);
+    return true;
+  });
+  ASSERT_TRUE(writer->Start(Header()));
+  RingRecorder& recorder = *rig.recorder;
+  GpuActivityEvent k{};
+  k.kind = ActivityKind::kKernel;
+  k.source = ActivitySource::kCupti;
+  k.name = "k";
+  k.launch_flags = kLaunchConfigKnown | kLaunchResourcesKnown;
+  const uint32_t grid[3] = {133, 2, 1}, block[3] = {256, 1, 1};
+  for (int i = 0; i < 3; ++i) k.grid[i] = grid[i], k.block[i] = block[i];
+  k.registers_per_thread = 96;
+  k.static_shared_bytes = 4096;
+  k.dynamic_shared_bytes = 65536;
+  for (int i = 0; i < 3; ++i) {  // three launches of one configuration
+    k.start_ns = 1000000 + i * 10000;
+    k.end_ns = k.start_ns + 5000;
+    recorder.RecordGpuActivity(k);
+  }
+  GpuActivityEvent other = k;  // another configuration, on a device the describer does not know
+  other.device = 1;
+  other.grid[0] = 1;
+  other.launch_flags = kLaunchConfigKnown;  // resources unknown: not said, not zero
+  recorder.RecordGpuActivity(other);
+  recorder.RecordGpuActivity(other);
+  GpuActivityEvent copy{};
+  copy.kind = ActivityKind::kMemcpy;
+  copy.device = 2;  // not a kernel: its device is not asked
+  copy.start_ns = 2000000;
+  copy.end_ns = 2001000;
+  recorder.RecordGpuActivity(copy);
+  writer->Drain();
+  ASSERT_TRUE(writer->Finish(pb::END_REASON_EXIT, ""));
+  EXPECT_EQ(asked, (std::vector<uint32_t>{0, 1}));
+
+  auto opened = reader::TraceReader::Open(path, nullptr);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  reader::TraceReader& r = **opened;
+  std::vector<trace::GpuActivityRecord> activities;
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = r.Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    activities.insert(activities.end(), events.activities.begin(), events.activities.end());
+  }
+  ASSERT_EQ(activities.size(), 6u);
+  EXPECT_EQ(activities[0].launch_config, activities[2].launch_config);
+  EXPECT_NE(activities[3].launch_config, activities[0].launch_config);
+  EXPECT_EQ(activities[5].launch_config, 0u);
+  const pb::LaunchConfig* c = r.tables().launch_config(activities[0].launch_config);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->grid_x(), 133u);
+  EXPECT_EQ(c->grid_y(), 2u);
+  EXPECT_EQ(c->grid_z(), 1u);
+  EXPECT_EQ(c->block_x(), 256u);
+  EXPECT_EQ(c->block_y(), 1u);
+  EXPECT_EQ(c->registers_per_thread(), 96u);
+  EXPECT_EQ(c->static_shared_memory(), 4096u);
+  EXPECT_EQ(c->dynamic_shared_memory(), 65536u);
+  EXPECT_TRUE(c->has_resources());
+  const pb::LaunchConfig* o = r.tables().launch_config(activities[3].launch_config);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->grid_x(), 1u);
+  EXPECT_FALSE(o->has_resources());
+  EXPECT_EQ(o->registers_per_thread(), 0u);
+  EXPECT_EQ(o->dynamic_shared_memory(), 65536u);
+  ASSERT_EQ(r.devices().size(), 1u);
+  EXPECT_EQ(r.devices()[0].index(), 0u);
+  EXPECT_EQ(r.devices()[0].name(), "test GPU");
+  EXPECT_EQ(r.devices()[0].sm_count(), 132u);
+  EXPECT_EQ(r.devices()[0].reserved_shared_memory_per_block(), 1024u);
+  EXPECT_TRUE(r.devices()[0].has_reserved_shared_memory());
+  unlink(path.c_str());
+}
+
 __attribute__((noinline)) void RecordFromThere(Recorder& recorder, uint64_t t) {
   g_not_folded_writer = 1;  // not identical to RecordFromHere
   recorder.RecordApiCall(Copy(t), true, 0);

@@ -66,6 +66,10 @@ class FanOutSink final : public RecordSink {
     for (RecordSink* s : observers_) s->OnGraphKernel(node, kernel);
     analysis_->OnGraphKernel(node, kernel);
   }
+  void OnDevice(const DeviceDescription& device) override {
+    for (RecordSink* s : observers_) s->OnDevice(device);
+    analysis_->OnDevice(device);
+  }
 
  private:
   std::vector<RecordSink*> observers_;

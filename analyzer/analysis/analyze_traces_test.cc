@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,109 @@ TEST(AnalyzeTracesTest, StarvedLoopIsHostBoundInLoadBatchAfterSync) {
   EXPECT_EQ(a->recommendations[0].kind, "input_pipeline");
   EXPECT_EQ(a->memory.allocations, 1u);
   EXPECT_EQ(a->memory.peak_bytes, 256u << 20);
+  unlink(path.c_str());
+}
+
+// An agent trace names its device in the chunk of the first kernel (not in the header) and
+// interns each launch configuration: the fill figures follow from both, computed here by hand.
+TEST(AnalyzeTracesTest, AgentTraceLaunchConfigurationsSayHowFullTheKernelsKeptTheDevice) {
+  namespace pb = gpustall::trace;
+  const std::string path = TempPath("fill.gstrace");
+  pb::TraceHeader h;
+  h.set_schema_version(trace::kSchemaVersion);
+  h.set_pid(7);
+  h.mutable_start_clock()->set_monotonic_ns(1'000'000'000);
+  auto b = trace::testing::TraceBuilder::Create(path, h);
+  ASSERT_NE(b, nullptr);
+  const uint32_t launch = b->InternApiFunction("cudaLaunchKernel", pb::API_CLASS_LAUNCH);
+  const uint32_t tiny_site = b->InternStackOfFunctions({"launch_tiny", "main"});
+  const uint32_t big_site = b->InternStackOfFunctions({"launch_big", "main"});
+  const uint32_t tiny = b->InternString("tiny_kernel"), big = b->InternString("register_bound");
+  b->FlushChunk();  // a first chunk without the device
+  // H100 SXM limits (CUDA C Programming Guide, compute capability 9.0).
+  pb::DeviceInfo d;
+  d.set_index(0);
+  d.set_name("H100");
+  d.set_sm_count(132);
+  d.set_compute_major(9);
+  d.set_max_threads_per_block(1024);
+  d.set_max_threads_per_sm(2048);
+  d.set_warp_size(32);
+  d.set_registers_per_block(65536);
+  d.set_registers_per_sm(65536);
+  d.set_max_blocks_per_sm(32);
+  d.set_shared_memory_per_block(49152);
+  d.set_shared_memory_per_block_optin(232448);
+  d.set_shared_memory_per_sm(233472);
+  d.set_reserved_shared_memory_per_block(1024);
+  d.set_has_reserved_shared_memory(true);
+  b->AddDevice(d);
+  pb::LaunchConfig one_block;  // 1 block of 256 threads: 1 of 132 SMs
+  one_block.set_id(1);
+  one_block.set_grid_x(1), one_block.set_grid_y(1), one_block.set_grid_z(1);
+  one_block.set_block_x(256), one_block.set_block_y(1), one_block.set_block_z(1);
+  one_block.set_registers_per_thread(32);
+  one_block.set_has_resources(true);
+  pb::LaunchConfig register_bound;  // 1024 threads × 64 registers = the SM's 65536: 1 block per SM
+  register_bound.set_id(2);
+  register_bound.set_grid_x(133), register_bound.set_grid_y(1), register_bound.set_grid_z(1);
+  register_bound.set_block_x(1024), register_bound.set_block_y(1), register_bound.set_block_z(1);
+  register_bound.set_registers_per_thread(64);
+  register_bound.set_has_resources(true);
+  b->AddLaunchConfig(one_block);
+  b->AddLaunchConfig(register_bound);
+  uint64_t t = 1'000'100'000;
+  uint32_t corr = 1;
+  for (int i = 0; i < 10; ++i) {
+    for (const auto& [name, config, site] : {std::tuple{tiny, 1u, tiny_site}, std::tuple{big, 2u, big_site}}) {
+      trace::ApiCallRecord call;
+      call.enter_ns = t;
+      call.exit_ns = t + 5'000;
+      call.thread_id = 7;
+      call.function = launch;
+      call.api_class = pb::API_CLASS_LAUNCH;
+      call.correlation_id = corr;
+      call.stack = site;
+      b->AddApiCall(call);
+      trace::GpuActivityRecord k;
+      k.start_ns = t + 10'000;
+      k.end_ns = k.start_ns + 1'000'000;
+      k.kind = pb::ACTIVITY_KIND_KERNEL;
+      k.source = pb::ACTIVITY_SOURCE_CUPTI;
+      k.correlation_id = corr++;
+      k.stream = 7;
+      k.name = name;
+      k.launch_config = config;
+      b->AddActivity(k);
+      t = k.end_ns;
+    }
+  }
+  ASSERT_TRUE(b->Finish());
+  absl::StatusOr<Analysis> a = AnalyzeTraces({path});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->devices.size(), 1u);
+  EXPECT_TRUE(a->devices[0].has_fill);
+  EXPECT_TRUE(a->devices[0].has_occupancy);
+  ASSERT_EQ(a->kernel_configs.size(), 2u);
+  // The 1-block kernel: 10 ms × (1 − 1/132) under-filled, first; launched from launch_tiny.
+  const KernelConfigStats& k1 = a->kernel_configs[0];
+  EXPECT_EQ(k1.name, "tiny_kernel");
+  EXPECT_EQ(k1.count, 10u);
+  EXPECT_EQ(k1.sm_count, 132);
+  EXPECT_NEAR(k1.fill.sm_coverage, 1.0 / 132, 1e-12);
+  EXPECT_EQ(k1.fill.waves, 1);
+  EXPECT_NEAR(static_cast<double>(k1.underfilled_ns), 10e6 * (1 - 1.0 / 132), 1.0);
+  ASSERT_FALSE(k1.stacks.empty());
+  ASSERT_FALSE(k1.stacks[0].frames.empty());
+  EXPECT_EQ(k1.stacks[0].frames[0].function, "launch_tiny");
+  // 133 blocks held 1 per SM by registers: two waves, the second on 1 SM: (1 + 1/132) / 2.
+  const KernelConfigStats& k2 = a->kernel_configs[1];
+  EXPECT_EQ(k2.name, "register_bound");
+  EXPECT_EQ(k2.occupancy.active_blocks, 1);
+  EXPECT_EQ(LimiterNames(k2.occupancy.limiters), "registers");
+  EXPECT_EQ(k2.fill.waves, 2);
+  EXPECT_NEAR(k2.fill.wave_coverage, (1 + 1.0 / 132) / 2, 1e-12);
+  EXPECT_NEAR(static_cast<double>(k2.underfilled_ns), 10e6 * (1 - (1 + 1.0 / 132) / 2), 1.0);
   unlink(path.c_str());
 }
 

@@ -62,6 +62,7 @@ class TraceAnalyzer final : public RecordSink {
   // The trace's devices (TraceInfo::devices): their SM counts and limits, for how full each
   // kernel's launch configuration keeps its device. Call before the first record.
   void SetDevices(const std::vector<DeviceDescription>& devices);
+  void OnDevice(const DeviceDescription& device) override { SetDevices({device}); }
 
   // Drains the sort window and builds the result. `info` supplies labels, devices, losses; the
   // analysis adds its own loss counters to it. Call once.

@@ -1,8 +1,10 @@
 #include "analyzer/model/importer.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/model/imported_trace.h"
 #include "analyzer/model/main_program.h"
@@ -30,6 +32,19 @@ class TraceImporter::ReaderTables final : public TraceTables {
   std::string StringValue(uint32_t id) const override {
     return id != 0 && t_.has_string(id) ? std::string(t_.string(id)) : std::string();
   }
+  const LaunchConfig* LaunchConfigOf(uint32_t id) const override {
+    if (id == 0) return nullptr;
+    if (auto it = launch_configs_.find(id); it != launch_configs_.end()) return &it->second;
+    const tr::LaunchConfig* p = t_.launch_config(id);
+    if (p == nullptr) return nullptr;  // defined in a lost chunk
+    LaunchConfig c;
+    c.grid[0] = p->grid_x(), c.grid[1] = p->grid_y(), c.grid[2] = p->grid_z();
+    c.block[0] = p->block_x(), c.block[1] = p->block_y(), c.block[2] = p->block_z();
+    c.has_resources = p->has_resources();
+    c.registers_per_thread = p->registers_per_thread();
+    c.shared_memory_bytes = uint64_t{p->static_shared_memory()} + p->dynamic_shared_memory();
+    return &launch_configs_.emplace(id, c).first->second;
+  }
   std::vector<FrameInfo> ResolveStack(uint32_t stack_id) const override {
     std::vector<FrameInfo> out;
     for (uint32_t id : t_.stack(stack_id)) {
@@ -53,6 +68,8 @@ class TraceImporter::ReaderTables final : public TraceTables {
  private:
   const reader::InternTables& t_;
   const MainProgram main_;
+  // Converted on first use (the analysis asks once per distinct configuration and device).
+  mutable absl::flat_hash_map<uint32_t, LaunchConfig> launch_configs_;
 };
 
 namespace {
@@ -87,11 +104,48 @@ GpuActivity Convert(const trace::GpuActivityRecord& r) {
   a.device = r.device;
   a.stream = r.stream;
   a.name = r.name;
+  a.launch_config = r.launch_config;
   a.kind = FromSchema(r.kind);
   a.direction = DirectionFromCuptiMemcpyKind(r.copy_kind);
   a.src_kind = FromSchema(r.src_kind);
   a.dst_kind = FromSchema(r.dst_kind);
   return a;
+}
+
+DeviceDescription Describe(const tr::DeviceInfo& d) {
+  DeviceDescription desc;
+  desc.index = d.index();
+  desc.name = d.name();
+  desc.total_memory = d.total_memory();
+  desc.pcie_generation = d.pcie_generation();
+  desc.pcie_width = d.pcie_width();
+  desc.sm_count = d.sm_count();
+  // The SM limits, when the agent read them all (an older trace has none: occupancy unknown).
+  if (d.max_threads_per_sm() > 0 && d.registers_per_sm() > 0 && d.shared_memory_per_sm() > 0 &&
+      d.warp_size() > 0 && d.max_threads_per_block() > 0 && d.registers_per_block() > 0 &&
+      d.shared_memory_per_block() > 0) {
+    const int kIntMax = std::numeric_limits<int>::max();
+    auto i = [kIntMax](uint64_t v) { return static_cast<int>(std::min<uint64_t>(v, kIntMax)); };
+    OccupancyDevice& sm = desc.sm;
+    sm.cc_major = i(d.compute_major());
+    sm.cc_minor = i(d.compute_minor());
+    sm.max_threads_per_block = i(d.max_threads_per_block());
+    sm.max_threads_per_sm = i(d.max_threads_per_sm());
+    sm.warp_size = i(d.warp_size());
+    sm.registers_per_block = i(d.registers_per_block());
+    sm.registers_per_sm = i(d.registers_per_sm());
+    sm.shared_per_block = static_cast<int64_t>(std::min<uint64_t>(d.shared_memory_per_block(), kIntMax));
+    sm.shared_per_block_optin = static_cast<int64_t>(std::min<uint64_t>(d.shared_memory_per_block_optin(), kIntMax));
+    sm.shared_per_sm = static_cast<int64_t>(std::min<uint64_t>(d.shared_memory_per_sm(), kIntMax));
+    sm.reserved_shared_per_block =
+        static_cast<int64_t>(std::min<uint64_t>(d.reserved_shared_memory_per_block(), kIntMax));
+    // A driver that did not say: from cc 8 the reserve is what the SM has beyond the opt-in limit
+    // (as the PyTorch-profiler importer derives it).
+    if (!d.has_reserved_shared_memory() && sm.cc_major >= 8 && sm.shared_per_block_optin > 0 &&
+        sm.shared_per_sm > sm.shared_per_block_optin)
+      sm.reserved_shared_per_block = sm.shared_per_sm - sm.shared_per_block_optin;
+  }
+  return desc;
 }
 
 }  // namespace
@@ -158,6 +212,7 @@ absl::StatusOr<std::unique_ptr<TraceImporter>> TraceImporter::Wrap(
   imp->info_.pid = h.pid();
   if (h.has_rank()) imp->info_.rank = h.rank();
   imp->anchor_ns_ = h.start_clock().monotonic_ns();
+  imp->devices_seen_ = imp->reader_->devices().size();  // TraceInfo::devices, given before reading
   imp->UpdateInfo();
   return imp;
 }
@@ -173,15 +228,7 @@ void TraceImporter::UpdateInfo() {
   info_.sampling = cap.sampling();
   info_.nvtx = cap.nvtx();
   info_.devices.clear();
-  for (const tr::DeviceInfo& d : reader_->devices()) {
-    DeviceDescription desc;
-    desc.index = d.index();
-    desc.name = d.name();
-    desc.total_memory = d.total_memory();
-    desc.pcie_generation = d.pcie_generation();
-    desc.pcie_width = d.pcie_width();
-    info_.devices.push_back(std::move(desc));
-  }
+  for (const tr::DeviceInfo& d : reader_->devices()) info_.devices.push_back(Describe(d));
   const tr::Stats& st = reader_->last_stats();
   const reader::ReadStats& rs = reader_->stats();
   LossCounters& l = info_.losses;
@@ -210,6 +257,12 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
     if (!more.ok()) return absl::Status(more.status().code(), absl::StrCat(info_.path, ": ", more.status().message()));
     if (!*more) break;
     if (chunk_observer_) chunk_observer_(ev, reader_->tables());
+    // Devices this chunk described (the agent writes each before its first kernel's records).
+    if (reader_->devices().size() != devices_seen_) {
+      for (size_t i = devices_seen_; i < reader_->devices().size(); ++i)
+        sink->OnDevice(Describe(reader_->devices()[i]));
+      devices_seen_ = reader_->devices().size();
+    }
     for (const tr::GraphNode& n : ev.graph_nodes)
       sink->OnGraphNode(GraphNode{n.node_id(), n.original_node_id(), n.correlation_id()});
     for (const trace::ApiCallRecord& r : ev.api_calls) {

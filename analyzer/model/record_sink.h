@@ -5,6 +5,7 @@
 #ifndef GPUSTALL_ANALYZER_MODEL_RECORD_SINK_H_
 #define GPUSTALL_ANALYZER_MODEL_RECORD_SINK_H_
 
+#include "analyzer/model/trace_tables.h"
 #include "analyzer/model/types.h"
 
 namespace gs::analyzer {
@@ -25,6 +26,9 @@ class RecordSink {
   // executable node (also delivered to OnActivity). Default: ignored.
   virtual void OnGraphNode(const GraphNode& node) { (void)node; }
   virtual void OnGraphKernel(uint64_t node, const GpuActivity& kernel) { (void)node, (void)kernel; }
+  // A device described after reading began (an agent trace names each device in the chunk of its
+  // first kernel, or earlier), before the records of that chunk. Default: ignored.
+  virtual void OnDevice(const DeviceDescription& device) { (void)device; }
 };
 
 }  // namespace gs::analyzer

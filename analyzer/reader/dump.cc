@@ -66,7 +66,17 @@ void PrintDevice(std::ostream& out, const std::string& what, const pb::DeviceInf
       << " uuid=" << absl::BytesToHexString(d.uuid()) << " pci=" << d.pci_bus_id()
       << " pcie_gen=" << d.pcie_generation() << " pcie_width=" << d.pcie_width()
       << " memory=" << d.total_memory() << " sms=" << d.sm_count() << " cc=" << d.compute_major()
-      << "." << d.compute_minor() << " mem_bw=" << d.memory_bandwidth() << "\n";
+      << "." << d.compute_minor() << " mem_bw=" << d.memory_bandwidth();
+  if (d.max_threads_per_sm() != 0) {
+    out << " threads/block=" << d.max_threads_per_block() << " threads/sm=" << d.max_threads_per_sm()
+        << " warp=" << d.warp_size() << " regs/block=" << d.registers_per_block()
+        << " regs/sm=" << d.registers_per_sm() << " blocks/sm=" << d.max_blocks_per_sm()
+        << " smem/block=" << d.shared_memory_per_block() << " smem/block_optin=" << d.shared_memory_per_block_optin()
+        << " smem/sm=" << d.shared_memory_per_sm() << " smem_reserved/block=";
+    if (d.has_reserved_shared_memory()) out << d.reserved_shared_memory_per_block();
+    else out << "?";
+  }
+  out << "\n";
 }
 
 void PrintStats(std::ostream& out, const std::string& what, const pb::Stats& s) {
@@ -149,6 +159,19 @@ void PrintActivity(std::ostream& out, const trace::GpuActivityRecord& r, const I
   if (r.context != 0) out << " ctx=" << r.context;
   if (r.sync_type != 0) out << " sync_type=" << r.sync_type;
   if (r.name != 0) out << " name=" << Quote(t.string(r.name));
+  if (r.launch_config != 0) {
+    out << " config=#" << r.launch_config;
+    if (const pb::LaunchConfig* c = t.launch_config(r.launch_config)) {
+      out << " [grid " << c->grid_x() << "x" << c->grid_y() << "x" << c->grid_z() << " block " << c->block_x()
+          << "x" << c->block_y() << "x" << c->block_z();
+      if (c->has_resources())
+        out << " regs " << c->registers_per_thread() << " smem " << c->static_shared_memory() << "+"
+            << c->dynamic_shared_memory();
+      else
+        out << " dynamic smem " << c->dynamic_shared_memory();
+      out << "]";
+    }
+  }
   out << "\n";
 }
 

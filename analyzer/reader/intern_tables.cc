@@ -92,6 +92,12 @@ void InternTables::AddModule(const pb::Module& module) {
   *modules_.Slot(module.id(), &inserted) = module;
 }
 
+void InternTables::AddLaunchConfig(const pb::LaunchConfig& config) {
+  if (config.id() == 0) return;
+  bool inserted;
+  *launch_configs_.Slot(config.id(), &inserted) = config;
+}
+
 void InternTables::AddFrame(const pb::Frame& frame) {
   if (frame.id() == 0) return;
   bool inserted;

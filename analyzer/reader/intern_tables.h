@@ -43,6 +43,9 @@ class InternTables {
   absl::Span<const uint32_t> stack(uint32_t id) const;
   bool stack_truncated(uint32_t id) const;
 
+  // Kernel launch configurations (Chunk.launch_configs); nullptr when unknown.
+  const gpustall::trace::LaunchConfig* launch_config(uint32_t id) const { return launch_configs_.Find(id); }
+
   // nullptr when the trace never named the thread.
   const gpustall::trace::ThreadInfo* thread(uint64_t tid) const;
 
@@ -67,6 +70,7 @@ class InternTables {
   void AddFrame(const gpustall::trace::Frame& frame);
   void AddStack(const gpustall::trace::Stack& stack);
   void AddThread(const gpustall::trace::ThreadInfo& thread);
+  void AddLaunchConfig(const gpustall::trace::LaunchConfig& config);
 
  private:
   // Id -> value; dense ids (the normal case: 1, 2, 3, ...) in a vector, sparse ones in a map.
@@ -102,6 +106,7 @@ class InternTables {
   IdTable<gpustall::trace::Module> modules_;
   IdTable<gpustall::trace::Frame> frames_;
   IdTable<StackRef> stacks_;
+  IdTable<gpustall::trace::LaunchConfig> launch_configs_;
   std::vector<uint32_t> stack_pool_;
   absl::flat_hash_map<uint64_t, gpustall::trace::ThreadInfo> threads_;
 };

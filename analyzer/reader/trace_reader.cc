@@ -559,6 +559,7 @@ void TraceReader::ApplyChunk(Frame* frame, ChunkEvents* events) {
   for (const pb::Frame& f : chunk.frames()) tables_.AddFrame(f);
   for (const pb::Stack& s : chunk.stacks()) tables_.AddStack(s);
   for (const pb::ThreadInfo& t : chunk.threads()) tables_.AddThread(t);
+  for (const pb::LaunchConfig& c : chunk.launch_configs()) tables_.AddLaunchConfig(c);
   for (const pb::DeviceInfo& d : chunk.devices()) {
     auto it = std::find_if(devices_.begin(), devices_.end(),
                            [&](const pb::DeviceInfo& e) { return e.index() == d.index(); });

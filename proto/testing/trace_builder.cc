@@ -206,6 +206,7 @@ void TraceBuilder::AddThread(uint64_t tid, std::string_view name, bool is_main) 
 }
 
 void TraceBuilder::AddDevice(const pb::DeviceInfo& device) { *chunk_.add_devices() = device; }
+void TraceBuilder::AddLaunchConfig(const pb::LaunchConfig& config) { *chunk_.add_launch_configs() = config; }
 
 // ------------------------------------------------------------------------------------- records
 

@@ -91,6 +91,7 @@ class TraceBuilder {
                              uint32_t raw_id = 0);
   void AddThread(uint64_t tid, std::string_view name, bool is_main = false);
   void AddDevice(const gpustall::trace::DeviceInfo& device);
+  void AddLaunchConfig(const gpustall::trace::LaunchConfig& config);  // Chunk.launch_configs
 
   // --- records ---
   void AddApiCall(const ApiCallRecord& record);
