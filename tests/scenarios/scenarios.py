@@ -177,7 +177,16 @@ SCENARIOS = {
     "nvtx_ranges": dict(cause="host_work"),
     # 8 threads, no single planted cause: the utilisation must still agree with the truth.
     "multi_thread": dict(),
+    # A busy GPU whose kernels leave SMs empty (not an idle-time shape): each kernel's SM coverage,
+    # waves and limiter as computed here from the truth's launches (check_fill), and the one-block
+    # kernel's launch site first among the under-filled kernels.
+    "under_filled": dict(fill=dict(first="one_block_reduce", first_site="launch_one_block",
+                                   kernels=["one_block_reduce", "partial_wave_scale",
+                                            "full_grid_scale", "register_bound_mix"])),
 }
+
+# simgpu's device: an H100 SXM's SM limits (tests/simgpu/driver/device_properties.cc).
+H100_SMS, H100_THREADS_PER_SM, H100_REGISTERS_PER_SM, H100_BLOCKS_PER_SM = 132, 2048, 65536, 32
 
 
 class Attempt:
@@ -525,6 +534,63 @@ def check_after_sync(args, rep, trace, site_name, at, paths):
         top_site, site_name, listing, paths), False)
 
 
+def hand_fill(grid, block, registers):
+    """Blocks per SM A with its limiter, waves and wave-aware SM coverage of a launch on simgpu's
+    H100, by the occupancy calculator's rules for warps, registers and blocks (no shared memory in
+    these kernels): registers are allocated per warp in units of 256; coverage is the issue's
+    formula, r = ceil(B/(N*A)), F = floor(B/(N*A)), R = B - F*N*A, (F + min(R, N)/N) / r."""
+    blocks = grid[0] * grid[1] * grid[2]
+    warps = -(-(block[0] * block[1] * block[2]) // 32)
+    per_warp = -(-(registers * 32) // 256) * 256
+    limits = {"warps": H100_THREADS_PER_SM // 32 // warps,
+              "registers": H100_REGISTERS_PER_SM // per_warp // warps,
+              "blocks": H100_BLOCKS_PER_SM}
+    a = min(limits.values())
+    limiter = "+".join(k for k in ("warps", "registers", "blocks") if limits[k] == a)
+    n = H100_SMS
+    waves = -(-blocks // (n * a))
+    full, rest = blocks // (n * a), blocks - blocks // (n * a) * n * a
+    coverage = 1.0 if rest == 0 else (full + min(rest, n) / n) / waves
+    return a, limiter, waves, coverage
+
+
+def check_fill(rep, truth, spec, at, paths):
+    """Each planted kernel's row of kernel_configs against the hand computation from the launch
+    simgpu recorded (grid, block, the registers it read from the cubin), and the ranking."""
+    fill = spec["fill"]
+    ops = read_truth(truth, rep["traces"][0]["pid"])
+    rows = {r["name"]: r for r in rep.get("kernel_configs", [])}
+    dev = rep["devices"][0]
+    at.check(dev.get("sm_coverage_utilization") is not None and
+             dev["sm_coverage_utilization"] < dev["steady_utilization"],
+             "SM coverage utilisation %s not below GPU-Util %s %s" % (
+                 dev.get("sm_coverage_utilization"), dev["steady_utilization"], paths), False)
+    for name in fill["kernels"]:
+        launches = [o for o in ops if o.get("kind") == "kernel" and name in o.get("name", "")]
+        row = next((r for n, r in rows.items() if name in n), None)
+        if not at.check(launches and row is not None, "kernel %s: %d launches in the truth, row %s %s" % (
+                name, len(launches), row is not None, paths), False):
+            continue
+        o = launches[0]
+        a, limiter, waves, coverage = hand_fill(o["grid"], o["block"], o["registers_per_thread"])
+        got = (row["grid"], row["block"], row["registers_per_thread"], row["active_blocks_per_sm"],
+               row["limiter"], row["waves"], row["count"])
+        want = (o["grid"], o["block"], o["registers_per_thread"], a, limiter, waves, len(launches))
+        at.check(got == want, "kernel %s: (grid, block, registers, blocks/SM, limiter, waves, count) "
+                 "%r, by hand %r %s" % (name, got, want, paths), False)
+        at.check(abs(row["wave_coverage"] - coverage) < 1e-6, "kernel %s: wave coverage %.6f, by hand "
+                 "%.6f %s" % (name, row["wave_coverage"], coverage, paths), False)
+        at.numbers.setdefault("fill", {})[name] = "A=%d %s waves=%d coverage=%.4f" % (
+            a, limiter, waves, coverage)
+    configs = rep.get("kernel_configs", [])
+    if at.check(configs, "no kernel_configs %s" % paths, False):
+        first = configs[0]
+        frames = [f.get("function", "") for s in first["stacks"][:1] for f in s["frames"]]
+        at.check(fill["first"] in first["name"] and any(fill["first_site"] in f for f in frames),
+                 "first under-filled kernel %s launched from %s, expected %s from %s %s" % (
+                     first["name"], frames[:3], fill["first"], fill["first_site"], paths), False)
+
+
 def check_healthy(rep, at, paths):
     util = rep["steady_utilization"]
     at.check(util > HEALTHY_UTIL_MIN, "steady utilisation %.4f, expected > %.2f %s" % (
@@ -557,6 +623,8 @@ def run_once(args, shape, spec, work):
         check_graph_capture_sites(rep, spec["graph_capture_sites"], at, paths)
     if spec.get("healthy"):
         check_healthy(rep, at, paths)
+    if spec.get("fill"):
+        check_fill(rep, truth, spec, at, paths)
     if args.lang == "py":
         check_python_root(args, spec, trace, at, paths)
     if getattr(args, "cupti12", ""):
