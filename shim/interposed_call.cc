@@ -110,7 +110,9 @@ void InterposedCall::End(int result, const CudaCallFacts& facts, const void* par
   event.enter_ns = enter_ns_;
   event.correlation_id = correlation;
   if (paired_) {
-    source_->AfterGpuWork(stream_, correlation, event);
+    KernelLaunchShape shape;
+    const bool kernel = KernelLaunchShapeOf(api_, params, &shape);
+    source_->AfterGpuWork(stream_, correlation, event, kernel ? &shape : nullptr);
     exit_ns = MonotonicNs();
   }
   event.exit_ns = exit_ns;

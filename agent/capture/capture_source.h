@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "agent/capture/cuda_api/cuda_api.h"
 #include "agent/record/recorder.h"
 
 namespace gs {
@@ -61,7 +62,9 @@ class CaptureSource {
   // calls BeforeGpuWork/AfterGpuWork around launches, copies and memsets on `stream`.
   virtual bool wants_event_pairs() const = 0;
   virtual void BeforeGpuWork(uint64_t stream) = 0;
-  virtual void AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call) = 0;
+  // `launch`: a kernel launch's configuration (nullptr for other work).
+  virtual void AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call,
+                            const KernelLaunchShape* launch) = 0;
   // Before a call that makes `stream` wait for other work (cudaStreamWaitEvent), when
   // wants_event_pairs(): the next work there may start later than its stream's previous work.
   virtual void OnStreamWait(uint64_t stream) { (void)stream; }

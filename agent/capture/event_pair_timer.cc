@@ -221,7 +221,8 @@ void EventPairTimer::BeforeGpuWork(uint64_t stream) {
   thread.pending_pair_slot_plus_one = device * kSlotsPerDevice + index + 1;
 }
 
-void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call) {
+void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call,
+                                  const KernelLaunchShape* launch) {
   CaptureThreadState& thread = ThisThreadCaptureState();
   const int token = thread.pending_pair_slot_plus_one;
   thread.pending_pair_slot_plus_one = 0;
@@ -262,6 +263,13 @@ void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, cons
       break;
     default:
       a.kind = ActivityKind::kKernel;
+      // The launch's configuration; the kernel's registers and static shared memory are its
+      // image's, which this path does not see (cuda_launch.def).
+      if (launch != nullptr) {
+        for (int i = 0; i < 3; ++i) a.grid[i] = launch->grid[i], a.block[i] = launch->block[i];
+        a.dynamic_shared_bytes = launch->dynamic_shared_bytes;
+        a.launch_flags = kLaunchConfigKnown;
+      }
       break;
   }
   in_flight_.fetch_add(1, std::memory_order_relaxed);

@@ -43,6 +43,7 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/capture/cuda_api/cuda_api.h"
 #include "agent/record/events.h"
 #include "agent/record/recorder.h"
 
@@ -67,9 +68,10 @@ class EventPairTimer {
   bool Start(Recorder& recorder);
   // On the application thread, right before the real call that puts work on `stream`.
   void BeforeGpuWork(uint64_t stream);
-  // Right after it; `call` describes the work (class, bytes, kinds, entry time); a failed call
-  // frees the slot.
-  void AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call);
+  // Right after it; `call` describes the work (class, bytes, kinds, entry time), `launch` a
+  // kernel's configuration (or nullptr); a failed call frees the slot.
+  void AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call,
+                    const KernelLaunchShape* launch = nullptr);
   // Before the real call of a stream-wait (cudaStreamWaitEvent): the next work on any stream gets
   // a start event, since what it waits for is no longer its stream's previous timed work.
   void OnStreamWait();

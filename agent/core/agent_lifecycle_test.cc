@@ -58,7 +58,7 @@ class FakeSource : public CaptureSource {
   uint32_t TakeCorrelationId() override { return 0; }
   bool wants_event_pairs() const override { return false; }
   void BeforeGpuWork(uint64_t) override {}
-  void AfterGpuWork(uint64_t, uint32_t, const ApiCallEvent&) override {}
+  void AfterGpuWork(uint64_t, uint32_t, const ApiCallEvent&, const KernelLaunchShape*) override {}
 
  private:
   Recorder* recorder_ = nullptr;

@@ -42,8 +42,9 @@ class GpuCaptureSource final : public CaptureSource {
   bool wants_event_pairs() const override { return event_pairs_.load(std::memory_order_acquire); }
   void BeforeGpuWork(uint64_t stream) override { timer_.BeforeGpuWork(stream); }
   void OnStreamWait(uint64_t) override { timer_.OnStreamWait(); }
-  void AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call) override {
-    timer_.AfterGpuWork(stream, correlation_id, call);
+  void AfterGpuWork(uint64_t stream, uint32_t correlation_id, const ApiCallEvent& call,
+                    const KernelLaunchShape* launch) override {
+    timer_.AfterGpuWork(stream, correlation_id, call, launch);
   }
 
   bool cupti_active() const { return cupti_.active(); }

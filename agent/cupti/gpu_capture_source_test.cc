@@ -112,7 +112,11 @@ TEST(GpuCaptureSourceTest, CuptiThenEventPairs) {
     ScopedAgentCudaCall inside;
     fallback.BeforeGpuWork(reinterpret_cast<uintptr_t>(stream));
     ASSERT_EQ(cudaLaunchKernel(kernel, grid, block, nullptr, 0, stream), cudaSuccess);
-    fallback.AfterGpuWork(reinterpret_cast<uintptr_t>(stream), 0x80000007u, call);
+    KernelLaunchShape shape;
+    shape.grid[0] = grid.x, shape.grid[1] = grid.y, shape.grid[2] = grid.z;
+    shape.block[0] = block.x, shape.block[1] = block.y, shape.block[2] = block.z;
+    shape.dynamic_shared_bytes = 0;
+    fallback.AfterGpuWork(reinterpret_cast<uintptr_t>(stream), 0x80000007u, call, &shape);
   }
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   const uint64_t pair_after = MonotonicNs();
@@ -128,6 +132,10 @@ TEST(GpuCaptureSourceTest, CuptiThenEventPairs) {
   EXPECT_LE(a.end_ns, pair_after + 50000);
   EXPECT_NEAR(static_cast<double>(a.end_ns - a.start_ns), 1e6, 2e5);
   EXPECT_NE(a.stream_id, 0u);
+  // The launch's configuration; the kernel's resources are not the call's to say.
+  EXPECT_EQ(a.launch_flags, kLaunchConfigKnown);
+  EXPECT_EQ(a.grid[0], grid.x);
+  EXPECT_EQ(a.block[0], block.x);
 }
 
 }  // namespace

@@ -42,6 +42,37 @@ CudaCallFacts CudaFactsFromCuptiParams(CudaApi api, const void* params, bool ok)
   return CudaCallFacts{};
 }
 
+namespace {
+// Each row's PARAMS_T by name, for cuda_launch.def's expressions.
+#define GS_CUDA_API(NAME, CBID, PARAMS_T, ...) using ParamsOf_##NAME = PARAMS_T;
+#include "agent/capture/cuda_api/cuda_api.def"
+#undef GS_CUDA_API
+}  // namespace
+
+bool KernelLaunchShapeOf(CudaApi api, const void* params, KernelLaunchShape* out) {
+  if (params == nullptr) return false;
+  dim3 grid, block;
+  size_t shared = 0;
+  switch (api) {
+#define GS_CUDA_LAUNCH(NAME, GRID, BLOCK, DYNAMIC_SHARED)               \
+  case CudaApi::k_##NAME: {                                             \
+    const ParamsOf_##NAME& p = *static_cast<const ParamsOf_##NAME*>(params); \
+    grid = GRID;                                                        \
+    block = BLOCK;                                                      \
+    shared = DYNAMIC_SHARED;                                            \
+    break;                                                              \
+  }
+#include "agent/capture/cuda_api/cuda_launch.def"
+#undef GS_CUDA_LAUNCH
+    default:
+      return false;
+  }
+  if (grid.x == 0 || block.x == 0) return false;  // no configuration (a null launch config)
+  *out = KernelLaunchShape{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z},
+                           static_cast<uint32_t>(shared > UINT32_MAX ? UINT32_MAX : shared)};
+  return true;
+}
+
 const char* CudaApiName(ApiSource source, uint16_t api_id) {
   if (source == ApiSource::kInterposer) {
     return api_id < kCudaApiCount ? kCudaApiInfo[api_id].name : nullptr;

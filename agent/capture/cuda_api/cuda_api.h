@@ -120,6 +120,16 @@ bool CudaApiFromCupti(uint32_t cbid, CudaApi* api);
 // `params` may be null only for calls without parameters.
 CudaCallFacts CudaFactsFromCuptiParams(CudaApi api, const void* params, bool ok);
 
+// A kernel launch's configuration (cuda_launch.def): grid, block, dynamic shared memory.
+struct KernelLaunchShape {
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  uint32_t dynamic_shared_bytes = 0;
+};
+// `params` is `api`'s PARAMS_T (as for CudaFactsFromCuptiParams). False for a call that is not
+// one kernel's launch (or has no configuration: a null cudaLaunchConfig_t).
+bool KernelLaunchShapeOf(CudaApi api, const void* params, KernelLaunchShape* out);
+
 // The name to write into the trace for an ApiCallEvent's api_id: the table's name for
 // ApiSource::kInterposer, for kCuptiCallback the table's name of that cbid, for
 // kCuptiDriverCallback cuda_driver_api.def's (nullptr when the cbid is not in the table; the caller

@@ -60,6 +60,47 @@ TEST(CudaApiTableTest, CuptiParamsGiveTheSameFactsAsArguments) {
   EXPECT_EQ(CudaFactsFromCuptiParams(CudaApi::k_cudaMemcpy2D, &p2, true).bytes, 48u);
 }
 
+// Every kernel launch of the table reads its configuration (cuda_launch.def); a graph launch and
+// every other call have none.
+TEST(CudaApiTableTest, KernelLaunchesGiveTheirConfiguration) {
+  cudaStream_t stream = reinterpret_cast<cudaStream_t>(0x1234);
+  cudaLaunchKernel_v7000_params launch{nullptr, dim3(265, 2, 1), dim3(1024, 1, 1), nullptr, 4096, stream};
+  KernelLaunchShape shape;
+  ASSERT_TRUE(KernelLaunchShapeOf(CudaApi::k_cudaLaunchKernel, &launch, &shape));
+  EXPECT_EQ(shape.grid[0], 265u);
+  EXPECT_EQ(shape.grid[1], 2u);
+  EXPECT_EQ(shape.grid[2], 1u);
+  EXPECT_EQ(shape.block[0], 1024u);
+  EXPECT_EQ(shape.dynamic_shared_bytes, 4096u);
+  gs_cudaLaunchKernel_v13000_params chevron{nullptr, dim3(1, 1, 1), dim3(256, 1, 1), nullptr, 0, stream};
+  ASSERT_TRUE(KernelLaunchShapeOf(CudaApi::k___cudaLaunchKernel_ptsz, &chevron, &shape));
+  EXPECT_EQ(shape.grid[0], 1u);
+  EXPECT_EQ(shape.block[0], 256u);
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(7, 1, 1);
+  config.blockDim = dim3(64, 2, 1);
+  config.dynamicSmemBytes = 512;
+  cudaLaunchKernelExC_v11060_params ex{&config, nullptr, nullptr};
+  ASSERT_TRUE(KernelLaunchShapeOf(CudaApi::k_cudaLaunchKernelExC, &ex, &shape));
+  EXPECT_EQ(shape.grid[0], 7u);
+  EXPECT_EQ(shape.block[1], 2u);
+  EXPECT_EQ(shape.dynamic_shared_bytes, 512u);
+  cudaLaunchKernelExC_v11060_params no_config{nullptr, nullptr, nullptr};
+  EXPECT_FALSE(KernelLaunchShapeOf(CudaApi::k_cudaLaunchKernelExC, &no_config, &shape));
+  // Every launch row of cuda_api.def but the graph launches (many kernels) has a line there.
+  const std::set<std::string> with_shape = {
+#define GS_CUDA_LAUNCH(NAME, ...) #NAME,
+#include "agent/capture/cuda_api/cuda_launch.def"
+#undef GS_CUDA_LAUNCH
+  };
+  for (size_t i = 0; i < kCudaApiCount; ++i) {
+    const CudaApiInfo& info = InfoOf(static_cast<CudaApi>(i));
+    const bool graph = std::string(info.name).find("Graph") != std::string::npos;
+    const bool kernel_launch = info.api_class == ApiClass::kLaunch && !graph;
+    EXPECT_EQ(with_shape.count(info.name) == 1, kernel_launch) << info.name;
+  }
+}
+
 TEST(CudaApiTableTest, PerThreadVariantsNameThePerThreadStream) {
   cudaMemcpyAsync_ptsz_v7000_params p{nullptr, nullptr, 8, cudaMemcpyDeviceToDevice, nullptr};
   EXPECT_EQ(CudaFactsFromCuptiParams(CudaApi::k_cudaMemcpyAsync_ptsz, &p, true).stream,
