@@ -414,7 +414,7 @@ void TraceWriter::DrainActivities() {
 
 uint32_t TraceWriter::LaunchConfigId(const GpuActivityEvent& k) {
   const bool resources = (k.launch_flags & kLaunchResourcesKnown) != 0;
-  const std::array<uint32_t, 10> key{k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
+  const LaunchKey key{k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
                                      resources ? k.registers_per_thread : 0, resources ? k.static_shared_bytes : 0,
                                      k.dynamic_shared_bytes, resources ? 1u : 0u};
   auto [it, inserted] = launch_configs_.try_emplace(key, static_cast<uint32_t>(launch_configs_.size() + 1));

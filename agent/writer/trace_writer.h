@@ -23,7 +23,6 @@
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -153,8 +152,16 @@ class TraceWriter final : private ChunkBuilder {
   std::vector<GraphNodeEvent> graph_nodes_;
   std::vector<uint32_t> activity_name_ids_;  // name_index -> string id (0: not yet interned)
   // Kernel launch configurations, interned (LaunchConfig.id): grid, block, registers, static and
-  // dynamic shared memory, flags. Ordered: few distinct entries, and no hash of an array needed.
-  std::map<std::array<uint32_t, 10>, uint32_t> launch_configs_;
+  // dynamic shared memory, flags. One lookup per kernel record: hashed, not ordered.
+  using LaunchKey = std::array<uint32_t, 10>;
+  struct LaunchKeyHash {
+    size_t operator()(const LaunchKey& k) const {
+      uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the words
+      for (uint32_t w : k) h = (h ^ w) * 0x100000001b3ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<LaunchKey, uint32_t, LaunchKeyHash> launch_configs_;
   DeviceDescriber describe_device_;
   std::vector<bool> devices_described_;  // by ordinal: asked already (answered or not)
   std::vector<uint64_t> ring_serial_seen_;   // per ring slot: owner_serial already described
