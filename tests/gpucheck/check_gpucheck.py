@@ -105,7 +105,7 @@ def main():
               "step %s neither ran nor says 'no CUDA PyTorch'" % step)
 
     # Traces: each shared-runtime workload ran under the agent, and its trace analyses here.
-    for shape in ("data_starved", "sync_heavy", "pageable_copies", "well_fed"):
+    for shape in ("data_starved", "sync_heavy", "pageable_copies", "well_fed", "under_filled"):
         w = summary["workloads"].get(shape + ".shared", {})
         trace = os.path.join(out, "traces", shape + ".shared.gstrace")
         if not check(os.path.exists(trace), "%s: no trace (%s)" % (shape, w.get("status"))):
@@ -132,6 +132,12 @@ def main():
             check(theirs["steady_utilization"] < 0.6, "data_starved: utilisation %.2f"
                   % theirs["steady_utilization"])
             check("host_work" in md, "summary.md does not show data_starved's verdict")
+        if shape == "under_filled":
+            # The agent's launch configurations and the driver's SM limits reached the report
+            # (simgpu's H100: 132 SMs; the register-bound kernel held by registers).
+            check(w.get("status") == "ok", "under_filled: %s %s" % (w.get("status"), w.get("kernel_configs")))
+            check(all(c.get("sms") == 132 for c in w.get("kernel_configs", [])) and w.get("kernel_configs"),
+                  "under_filled: kernel_configs without the device's 132 SMs: %s" % w.get("kernel_configs"))
         st = summary["workloads"].get(shape + ".static", {})
         check(st.get("status", "").startswith("built"), "%s: static build: %s"
               % (shape, st.get("status")))
