@@ -417,7 +417,19 @@ uint32_t TraceWriter::LaunchConfigId(const GpuActivityEvent& k) {
   const LaunchKey key{k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
                                      resources ? k.registers_per_thread : 0, resources ? k.static_shared_bytes : 0,
                                      k.dynamic_shared_bytes, resources ? 1u : 0u};
+  const uint32_t n = static_cast<uint32_t>(recent_launches_.size());
+  for (uint32_t i = 1; i <= n; ++i) {
+    const uint32_t slot = (last_recent_launch_ + i) % n;
+    const RecentLaunch& r = recent_launches_[slot];
+    if (r.id != 0 && r.key == key) {
+      last_recent_launch_ = slot;
+      return r.id;
+    }
+  }
   auto [it, inserted] = launch_configs_.try_emplace(key, static_cast<uint32_t>(launch_configs_.size() + 1));
+  recent_launches_[next_recent_launch_] = RecentLaunch{key, it->second};
+  last_recent_launch_ = next_recent_launch_;
+  next_recent_launch_ = (next_recent_launch_ + 1) % n;
   if (inserted) {
     pb::LaunchConfig* c = chunk_.add_launch_configs();
     c->set_id(it->second);

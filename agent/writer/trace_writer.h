@@ -162,6 +162,17 @@ class TraceWriter final : private ChunkBuilder {
     }
   };
   std::unordered_map<LaunchKey, uint32_t, LaunchKeyHash> launch_configs_;
+  // The last few configurations looked up, tried first: a launch loop cycles through a handful
+  // of kernels, so a compare answers where the hash and the map's probe would (the map's lookup
+  // was the writer's costliest per-kernel step in a launch-bound loop's profile).
+  struct RecentLaunch {
+    LaunchKey key{};
+    uint32_t id = 0;  // 0: empty
+  };
+  // The one after the last hit is tried first: a loop of k <= 4 kernels hits it every time.
+  std::array<RecentLaunch, 4> recent_launches_;
+  uint32_t next_recent_launch_ = 0;  // replaced next
+  uint32_t last_recent_launch_ = 0;  // the last hit or insertion
   DeviceDescriber describe_device_;
   std::vector<bool> devices_described_;  // by ordinal: asked already (answered or not)
   std::vector<uint64_t> ring_serial_seen_;   // per ring slot: owner_serial already described
