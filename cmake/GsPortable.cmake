@@ -142,7 +142,7 @@ else()
   set(GS_WHEEL_VENV "$ENV{HOME}/.cache/gpustall/wheel-venv")
 endif()
 # The files the wheel ships, built in portable/.
-set(GS_SHIPPED_TARGETS gsagent gsanalyze gs_agent_env simgpu_driver simgpu_cudart simgpu_cupti)
+set(GS_SHIPPED_TARGETS gsagent gsanalyze gs_agent_env simgpu_driver simgpu_cudart simgpu_cupti simgpu_cuda)
 set(GS_PORTABLE_DIR ${CMAKE_BINARY_DIR}/portable)
 
 function(gs_add_portable_tree)

@@ -121,7 +121,8 @@ def case_glibc(args):
         names = [os.path.relpath(p, tmp) for p in elves]
         for want in ("gpustall/_native/lib/libgsagent.so", "gpustall/_native/bin/gsanalyze",
                      "gpustall/_native/bin/gs_agent_env", "gpustall/_native/simgpu/lib/libcudart.so.13",
-                     "gpustall/_native/simgpu/lib/libcupti.so.13", "gpustall/_native/simgpu/lib/libsimgpu_driver.so"):
+                     "gpustall/_native/simgpu/lib/libcupti.so.13", "gpustall/_native/simgpu/lib/libsimgpu_driver.so",
+                     "gpustall/_native/simgpu/lib/libcuda.so.1"):
             check(want in names, "%s is not in the wheel (%s)" % (want, names))
         for path, name in zip(elves, names):
             versions = imported_versions(path)
