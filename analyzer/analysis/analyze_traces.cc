@@ -109,6 +109,9 @@ absl::StatusOr<TraceResult> AnalyzeOne(TraceImporter* importer, const AnalysisOp
     analyzer.set_interval_observer([&observers](uint32_t device, const IntervalVerdict& v) {
       for (TraceObserver* o : observers) o->OnIdleInterval(device, v);
     });
+    analyzer.set_fill_observer([&observers](uint32_t device, const FillPiece& piece) {
+      for (TraceObserver* o : observers) o->OnFillPiece(device, piece);
+    });
     importer->set_chunk_observer([&observers](const reader::ChunkEvents& events, const reader::InternTables& tables) {
       for (TraceObserver* o : observers) o->OnChunk(events, tables);
     });

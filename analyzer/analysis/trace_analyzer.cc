@@ -190,7 +190,11 @@ void TraceAnalyzer::FillFigures(uint32_t device, DeviceState& d, DeviceSummary* 
 TraceAnalyzer::DeviceState& TraceAnalyzer::Device(uint32_t device) {
   if (last_device_ != nullptr && last_device_id_ == device) return *last_device_;
   auto& slot = devices_[device];
-  if (!slot) slot = std::make_unique<DeviceState>(options_.utilization_sample_ns);
+  if (!slot) {
+    slot = std::make_unique<DeviceState>(options_.utilization_sample_ns);
+    if (fill_observer_)
+      slot->fill.set_piece_observer([this, device](const FillPiece& p) { fill_observer_(device, p); });
+  }
   last_device_id_ = device;
   last_device_ = slot.get();
   return *slot;

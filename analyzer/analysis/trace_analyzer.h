@@ -73,6 +73,12 @@ class TraceAnalyzer final : public RecordSink {
   // before the first record.
   using IntervalObserver = std::function<void(uint32_t device, const IntervalVerdict& verdict)>;
   void set_interval_observer(IntervalObserver observer) { observer_ = std::move(observer); }
+  // Sees how full each device's kernels kept it, piece by piece, as the fill figures integrate it
+  // (timeline/fill_timeline.h FillPiece: per device in time order; the last ones during Finish).
+  // Only kernels with a launch configuration on a device with an SM count have a fill. Set it
+  // before the first record.
+  using FillObserver = std::function<void(uint32_t device, const FillPiece& piece)>;
+  void set_fill_observer(FillObserver observer) { fill_observer_ = std::move(observer); }
 
   // One line saying why a gap got its verdict: the rule, its numbers, the split by cause.
   // `resume`/`preceding` are the verdict's calls (null when it has none).
@@ -125,6 +131,7 @@ class TraceAnalyzer final : public RecordSink {
   GapClassifier classifier_;
   IntervalVerdict verdict_;  // scratch
   IntervalObserver observer_;
+  FillObserver fill_observer_;
 
   std::vector<GpuActivity> pending_;  // the sort window
   size_t sorted_ = 0;                 // pending_[0, sorted_) is sorted by start

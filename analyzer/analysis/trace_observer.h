@@ -15,6 +15,9 @@
 //                   importer.imported(), has no chunks and no reader(); its records() are all);
 //     records()     the chunk's model records, before the analysis sees them;
 //     OnIdleInterval  each steady-state idle interval as the analysis classifies it;
+//     OnFillPiece   how full a device's kernels kept it over a stretch of time, as the analysis
+//                   integrates its fill figures (timeline/fill_timeline.h FillPiece; per device in
+//                   time order; the last ones after the last chunk, before EndTrace);
 //   EndTrace        the trace is read and analysed: its TraceResult; `importer` still lives.
 // Observers are called in the order they were registered. Pointers handed to a call are valid
 // during that call only, except `importer` and `analyzer`, which live from BeginTrace to EndTrace.
@@ -42,6 +45,7 @@
 #include "analyzer/model/importer.h"
 #include "analyzer/model/record_sink.h"
 #include "analyzer/result/trace_result.h"
+#include "analyzer/timeline/fill_timeline.h"
 
 namespace gs::reader {
 class InternTables;
@@ -67,6 +71,7 @@ class TraceObserver {
   // every record to the analysis itself.
   virtual RecordSink* records() { return nullptr; }
   virtual void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) { (void)device, (void)verdict; }
+  virtual void OnFillPiece(uint32_t device, const FillPiece& piece) { (void)device, (void)piece; }
   virtual void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) {
     (void)index, (void)importer, (void)result;
   }

@@ -38,6 +38,17 @@ gs_analyzer_cli_case(export_not_a_trace       2     export --chrome out.bad.json
 gs_analyzer_cli_case(export_missing_file      2     export --collapsed out.bad.txt does_not_exist.gstrace MATCH "does_not_exist.gstrace: No such file or directory\nexit=2")
 gs_analyzer_cli_case(export_two_traces        2     export --chrome out.two.json starved.gstrace healthy.gstrace MATCH "export: exactly one trace file.*exit=2")
 gs_analyzer_cli_case(export_newer_schema      2     export --chrome out.newer.json newer.gstrace MATCH "newer.gstrace: trace schema version 999 is newer.*exit=2")
+# An agent trace with launch configurations (testing/trace_files.h WriteSizedTrace: 10,075,758 ns
+# covered and 5,009,470 ns occupied of a 29.5 ms wall): the Kineto export keeps what sizes its
+# kernels, so its report is the trace's; the per-rank table and the ranks section say how full.
+gs_analyzer_cli_case(export_kineto_fill       0     export --kineto sized.kineto.json sized.gstrace
+                     THEN "'$<TARGET_FILE:gsanalyze>' report --json sized.kineto.json"
+                     MATCH "exit=0\nthen:\n.*\"sm_coverage_busy_ns\": 10075758,.*\"est_occupancy_busy_ns\": 5009470,.*\"kernel_configs\": \\[\n *{\n *\"trace\": 0,\n *\"device\": 0,\n *\"name\": \"tiny_kernel\",.*\"underfilled_ns\": 9924242,")
+gs_analyzer_cli_case(export_tables_fill       0     export --tables sized_tables sized.gstrace
+                     THEN "head -2 sized_tables/ranks.csv"
+                     MATCH "then:\ntrace,source,rank,host,pid,utilization,steady_utilization,sm_coverage_utilization,est_occupancy_utilization,wall_ns,[^\n]*\n0,sized.gstrace,,testhost,4242,[0-9.]+,[0-9.]+,0.341551,0.169813,29500000,")
+gs_analyzer_cli_case(report_ranks_fill        0     report --width 200 sized_r0.gstrace sized_r1.gstrace
+                     MATCH "Ranks \\(2 ranks[^\n]*\n +rank +GPU-Util +steady +SM cov\\. +occ\\. ≤ +idle [^\n]*\n +rank 0 \\(pid 4242 on testh… +[0-9.]+% +[0-9.]+% +34\\.2% +17\\.0% .*exit=0")
 gs_analyzer_cli_case(diff_ok                  0     diff healthy.gstrace starved.gstrace MATCH "Idle by cause.*grew most.*load_batch.*exit=0")
 gs_analyzer_cli_case(diff_json_ok             0     diff --json healthy.gstrace starved.gstrace MATCH "\"stacks_grew\".*exit=0")
 gs_analyzer_cli_case(diff_several             0     diff starved.gstrace truncated.gstrace -- healthy.gstrace MATCH "warning: before: truncated.gstrace: .*GPU-Util \\(compute busy / wall\\) +[0-9.]+% -> 100.0%.*Idle by cause.*exit=0")
@@ -61,4 +72,10 @@ if(GS_ANALYZER_PYTHON3)
            COMMAND sh -c "cd '${GS_ANALYZER_CLI_DIR}' && '$<TARGET_FILE:gsanalyze>' export --chrome py.chrome.json starved.gstrace && '${GS_ANALYZER_PYTHON3}' '${PROJECT_SOURCE_DIR}/analyzer/export/check_chrome_trace.py' py.chrome.json")
   set_tests_properties(analyzer.export.chrome_json_loads PROPERTIES FIXTURES_REQUIRED analyzer_cli_traces
                        PASS_REGULAR_EXPRESSION "ok: [0-9]+ events, [0-9]+ flows")
+  # An agent trace with launch configurations: the kernels' launch args and the devices' "SM
+  # coverage" counter (4 samples a step: export/fill_export_test.cc) read as a viewer reads them.
+  add_test(NAME analyzer.export.chrome_json_loads_fill
+           COMMAND sh -c "cd '${GS_ANALYZER_CLI_DIR}' && '$<TARGET_FILE:gsanalyze>' export --chrome sized.chrome.json sized.gstrace && '${GS_ANALYZER_PYTHON3}' '${PROJECT_SOURCE_DIR}/analyzer/export/check_chrome_trace.py' sized.chrome.json")
+  set_tests_properties(analyzer.export.chrome_json_loads_fill PROPERTIES FIXTURES_REQUIRED analyzer_cli_traces
+                       PASS_REGULAR_EXPRESSION "ok: [0-9]+ events, 20 flows, 40 counter samples")
 endif()

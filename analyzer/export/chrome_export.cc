@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/export/chrome_trace_writer.h"
+#include "analyzer/export/kineto_launch_args.h"
 
 namespace gs::analyzer {
 
@@ -14,7 +15,7 @@ namespace {
 class ChromeDialect final : public TraceEventDialect {
  public:
   std::string LeadingMembers(const tr::TraceHeader&) const override { return "\"displayTimeUnit\":\"ns\""; }
-  std::string TrailingMembers(const tr::TraceHeader&, const std::vector<tr::DeviceInfo>&) const override {
+  std::string TrailingMembers(const tr::TraceHeader&, const std::vector<DeviceDescription>&) const override {
     return "";
   }
   TimeNs TimeOrigin(const tr::TraceHeader&) const override { return 0; }
@@ -43,11 +44,13 @@ class ChromeDialect final : public TraceEventDialect {
     if (!stack_json.empty()) absl::StrAppend(&args, ",\"stack\":", stack_json);
     return args + "}";
   }
-  std::string ActivityArgs(const trace::GpuActivityRecord& a) const override {
+  std::string ActivityArgs(const trace::GpuActivityRecord& a, const LaunchConfig* config) const override {
     std::string args = absl::StrCat("{\"correlation\":", a.correlation_id, ",\"stream\":", a.stream);
     if (a.bytes) absl::StrAppend(&args, ",\"bytes\":", a.bytes);
+    if (config != nullptr) AppendLaunchArgs(*config, &args);
     return args + "}";
   }
+  bool FillCounter() const override { return true; }
 };
 
 }  // namespace

@@ -6,7 +6,11 @@
 //         frame strings leaf first), NVTX ranges as "X" slices (cat "nvtx").
 //   pid = kGpuPidBase + device ("GPU d (name)"): tid 0 "GPU d idle" holds every steady-state idle
 //         interval (name = cause, args = evidence, split by cause, after-sync site); tid 1 +
-//         CUPTI stream id ("stream s") holds kernels/copies/memsets (cat "kernel"/"memcpy"/...).
+//         CUPTI stream id ("stream s") holds kernels/copies/memsets (cat "kernel"/"memcpy"/...;
+//         kernels' args add their launch configuration, "grid", "block", "registers per thread",
+//         "shared memory", as the PyTorch profiler names them); the counter "SM coverage" (ph "C",
+//         args {"share"}) says how full the kernels kept the device, stepping at kernel
+//         boundaries (fill_counter_track.h: its integral is the report's sm_coverage_busy_ns).
 //   Flow arrows ("s" on the call, "f" with bp "e" on the activity) join each launch/copy/memset
 //   call to its first GPU activity by correlation id.
 //

@@ -80,6 +80,12 @@ void ChromeTraceWriter::Complete(int64_t pid, int64_t tid, int64_t ts_ns, int64_
   out_ << "}";
 }
 
+void ChromeTraceWriter::Counter(int64_t pid, int64_t ts_ns, std::string_view name, std::string_view args_json) {
+  Begin();
+  out_ << "{\"name\":" << JsonQuote(name) << ",\"ph\":\"C\",\"ts\":" << Micros(ts_ns - origin_ns_)
+       << ",\"pid\":" << pid << ",\"tid\":0,\"args\":" << args_json << "}";
+}
+
 void ChromeTraceWriter::Flow(uint64_t id, int64_t pid_s, int64_t tid_s, int64_t ts_s_ns, int64_t pid_f,
                              int64_t tid_f, int64_t ts_f_ns, std::string_view name, std::string_view category) {
   const std::string quoted = JsonQuote(name), cat = JsonQuote(category);

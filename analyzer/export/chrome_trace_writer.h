@@ -37,6 +37,8 @@ class ChromeTraceWriter {
   // ph "X". `args_json` is "" or a JSON object literal ("{...}").
   void Complete(int64_t pid, int64_t tid, int64_t ts_ns, int64_t dur_ns, std::string_view name,
                 std::string_view category, std::string_view args_json = "");
+  // ph "C": a counter's value from `ts_ns` on; `args_json` ("{...}") holds its series by name.
+  void Counter(int64_t pid, int64_t ts_ns, std::string_view name, std::string_view args_json);
   // A flow arrow from the slice enclosing (pid_s, tid_s, ts_s_ns) to the slice enclosing
   // (pid_f, tid_f, ts_f_ns): one ph "s" and one ph "f" (bp "e") event with the same id.
   void Flow(uint64_t id, int64_t pid_s, int64_t tid_s, int64_t ts_s_ns, int64_t pid_f, int64_t tid_f,

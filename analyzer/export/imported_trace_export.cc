@@ -10,6 +10,7 @@
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/export/chrome_trace_writer.h"
 #include "analyzer/export/kineto_export.h"
+#include "analyzer/export/kineto_launch_args.h"
 #include "analyzer/model/importer.h"
 
 namespace gs::analyzer {
@@ -69,13 +70,8 @@ class ImportedTraceEventObserver::ExportSink final : public RecordSink {
     if (a.bytes) absl::StrAppend(&args, ",\"bytes\":", a.bytes);
     // The launch configuration under the PyTorch profiler's own arg names, so that a re-export
     // keeps what its readers (HTA, TensorBoard, gsanalyze) size kernels by.
-    if (const LaunchConfig* c = a.launch_config ? t_.LaunchConfigOf(a.launch_config) : nullptr) {
-      absl::StrAppend(&args, ",\"grid\":[", c->grid[0], ",", c->grid[1], ",", c->grid[2], "],\"block\":[", c->block[0],
-                      ",", c->block[1], ",", c->block[2], "]");
-      if (c->has_resources)
-        absl::StrAppend(&args, ",\"registers per thread\":", c->registers_per_thread, ",\"shared memory\":",
-                        c->shared_memory_bytes);
-    }
+    if (const LaunchConfig* c = a.launch_config ? t_.LaunchConfigOf(a.launch_config) : nullptr)
+      AppendLaunchArgs(*c, &args);
     args += "}";
     const int64_t pid = DevicePid(a.device), tid = StreamTrack(a.stream);
     w_.Complete(pid, tid, a.start_ns, a.end_ns - a.start_ns, name, cat, args);
@@ -154,6 +150,8 @@ void ImportedTraceEventObserver::BeginTrace(size_t, const TraceImporter& importe
   }
   sink_ = std::make_unique<ExportSink>(std::make_unique<ChromeTraceWriter>(out_, leading), layout_, importer.tables(),
                                        info.pid, &stats_);
+  if (layout_ == ImportedExportLayout::kChrome)
+    fill_ = std::make_unique<FillCounterTrack>(&sink_->writer(), [this](uint32_t d) { return sink_->DevicePid(d); });
 }
 
 RecordSink* ImportedTraceEventObserver::records() { return sink_.get(); }
@@ -168,9 +166,17 @@ void ImportedTraceEventObserver::OnIdleInterval(uint32_t device, const IntervalV
                            kineto ? "gpustall_idle" : "idle", absl::StrCat("{\"evidence\":", JsonQuote(evidence), "}"));
 }
 
+void ImportedTraceEventObserver::OnFillPiece(uint32_t device, const FillPiece& piece) {
+  if (fill_ != nullptr) fill_->Add(device, piece);
+}
+
 void ImportedTraceEventObserver::EndTrace(size_t, const TraceImporter& importer, const TraceResult&) {
   const TraceInfo& info = importer.info();
   ChromeTraceWriter& w = sink_->writer();
+  if (fill_ != nullptr) {
+    fill_->Finish();
+    stats_.fill_samples = fill_->samples();
+  }
   w.ProcessName(info.pid, absl::StrCat("pid ", info.pid));
   sink_->Names(info);
   std::string trailing;
@@ -178,20 +184,8 @@ void ImportedTraceEventObserver::EndTrace(size_t, const TraceImporter& importer,
     // The devices as the PyTorch profiler describes them (cudaDeviceProp's field names), SM limits
     // included where the trace gave them, so that a re-export sizes kernels as the original did.
     std::string props;
-    for (const DeviceDescription& d : info.devices) {
-      absl::StrAppend(&props, props.empty() ? "" : ",", "\n{\"id\":", d.index, ",\"name\":", JsonQuote(d.name),
-                      ",\"totalGlobalMem\":", d.total_memory);
-      if (d.sm_count > 0) absl::StrAppend(&props, ",\"numSms\":", d.sm_count);
-      const OccupancyDevice& sm = d.sm;
-      if (sm.max_threads_per_sm > 0)
-        absl::StrAppend(&props, ",\"computeMajor\":", sm.cc_major, ",\"computeMinor\":", sm.cc_minor,
-                        ",\"maxThreadsPerBlock\":", sm.max_threads_per_block, ",\"maxThreadsPerMultiprocessor\":",
-                        sm.max_threads_per_sm, ",\"regsPerBlock\":", sm.registers_per_block, ",\"warpSize\":",
-                        sm.warp_size, ",\"sharedMemPerBlock\":", sm.shared_per_block, ",\"regsPerMultiprocessor\":",
-                        sm.registers_per_sm, ",\"sharedMemPerBlockOptin\":", sm.shared_per_block_optin,
-                        ",\"sharedMemPerMultiprocessor\":", sm.shared_per_sm);
-      props += "}";
-    }
+    for (const DeviceDescription& d : info.devices)
+      absl::StrAppend(&props, props.empty() ? "" : ",", "\n", DevicePropertiesJson(d));
     trailing = absl::StrCat("\"deviceProperties\":[", props, "]");
   }
   closed_ = w.Close(trailing);

@@ -9,8 +9,9 @@
 // they go by (records()), and each idle interval as the analysis classifies it. ExportTraceEvents
 // (trace_event_export.h) hands an imported trace to this observer, so `gsanalyze export` calls the
 // same entry points for every format.
-// Chrome's layout (chrome_export.h) or Kineto's (kineto_export.h: pid = device, tid = stream,
-// Kineto categories, the idle track on kIdleTidKineto).
+// Chrome's layout (chrome_export.h, with its "SM coverage" counter track) or Kineto's
+// (kineto_export.h: pid = device, tid = stream, Kineto categories, the idle track on
+// kIdleTidKineto).
 // Memory: unmatched correlations and one rendered stack per distinct stack. Thread safety: none.
 #ifndef GPUSTALL_ANALYZER_EXPORT_IMPORTED_TRACE_EXPORT_H_
 #define GPUSTALL_ANALYZER_EXPORT_IMPORTED_TRACE_EXPORT_H_
@@ -20,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "analyzer/analysis/trace_observer.h"
+#include "analyzer/export/fill_counter_track.h"
 #include "analyzer/export/trace_event_export.h"
 
 namespace gs::analyzer {
@@ -34,6 +36,7 @@ class ImportedTraceEventObserver final : public TraceObserver {
   void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override;
   RecordSink* records() override;
   void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) override;
+  void OnFillPiece(uint32_t device, const FillPiece& piece) override;
   void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override;
 
   // After the pass: the stats, or why the file could not be written.
@@ -45,6 +48,7 @@ class ImportedTraceEventObserver final : public TraceObserver {
   const ImportedExportLayout layout_;
   const TraceAnalyzer* analyzer_ = nullptr;
   std::unique_ptr<ExportSink> sink_;
+  std::unique_ptr<FillCounterTrack> fill_;  // Chrome's layout only
   TraceEventExportStats stats_;
   bool closed_ = false;
 };

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analyzer/export/chrome_trace_writer.h"
+#include "analyzer/export/kineto_launch_args.h"
 #include "analyzer/reader/intern_tables.h"
 
 namespace gs::analyzer {
@@ -44,13 +45,10 @@ class KinetoDialect final : public TraceEventDialect {
     if (!h.job_id().empty()) absl::StrAppend(&info, ", \"job_id\": ", JsonQuote(h.job_id()));
     return absl::StrCat("\"schemaVersion\":1,\n\"distributedInfo\": {", info, "}");
   }
-  std::string TrailingMembers(const tr::TraceHeader& h, const std::vector<tr::DeviceInfo>& devices) const override {
+  std::string TrailingMembers(const tr::TraceHeader& h, const std::vector<DeviceDescription>& devices) const override {
     std::string props;
-    for (const tr::DeviceInfo& d : devices) {
-      absl::StrAppend(&props, props.empty() ? "" : ",", "\n{\"id\":", d.index(), ",\"name\":", JsonQuote(d.name()),
-                      ",\"totalGlobalMem\":", d.total_memory(), ",\"computeMajor\":", d.compute_major(),
-                      ",\"computeMinor\":", d.compute_minor(), ",\"numSms\":", d.sm_count(), "}");
-    }
+    for (const DeviceDescription& d : devices)
+      absl::StrAppend(&props, props.empty() ? "" : ",", "\n", DevicePropertiesJson(d));
     return absl::StrCat("\"deviceProperties\":[", props, "],\n\"traceName\":",
                         JsonQuote(absl::StrCat("gpustall pid ", h.pid(), h.host_name().empty() ? "" : " on ",
                                                h.host_name())),
@@ -95,7 +93,7 @@ class KinetoDialect final : public TraceEventDialect {
     if (!stack_json.empty()) absl::StrAppend(&args, ",\"stack\":", stack_json);
     return args + "}";
   }
-  std::string ActivityArgs(const trace::GpuActivityRecord& a) const override {
+  std::string ActivityArgs(const trace::GpuActivityRecord& a, const LaunchConfig* config) const override {
     std::string args = absl::StrCat("{\"External id\":", a.correlation_id, ",\"device\":", a.device,
                                     ",\"context\":", a.context, ",\"stream\":", a.stream,
                                     ",\"correlation\":", a.correlation_id);
@@ -105,6 +103,7 @@ class KinetoDialect final : public TraceEventDialect {
       absl::StrAppend(&args, ",\"bytes\":", a.bytes, ",\"memory bandwidth (GB/s)\":",
                       absl::StrFormat("%.6g", dur ? static_cast<double>(a.bytes) / dur : 0.0));
     }
+    if (config != nullptr) AppendLaunchArgs(*config, &args);
     return args + "}";
   }
 

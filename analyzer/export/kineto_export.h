@@ -6,8 +6,9 @@
 //   top level  "otherData" (gsanalyze and the source .gstrace, export_marker.h), "schemaVersion",
 //              "distributedInfo" {"rank", "world_size", ...} from the trace
 //              header (rank 0 of 1 outside a job: HTA needs a rank), "traceEvents", then
-//              "deviceProperties" (every device the trace announced), "traceName",
-//              "displayTimeUnit": "ms", "baseTimeNanoseconds".
+//              "deviceProperties" (every device the trace announced, with its SM count, compute
+//              capability and SM limits under cudaDeviceProp's names: kineto_launch_args.h),
+//              "traceName", "displayTimeUnit": "ms", "baseTimeNanoseconds".
 //   time       "ts" in µs (3 decimals) relative to the recording's start; baseTimeNanoseconds
 //              is that start on CLOCK_REALTIME, so ts·1000 + base is Unix time in ns (HTA's
 //              trace_event_timestamp_to_unixtime_ns).
@@ -20,15 +21,19 @@
 //   device     pid = device index, tid = CUPTI stream id (Kineto's layout). cat "kernel" (also
 //              for collectives: NCCL work is kernels), "gpu_memcpy" named "Memcpy HtoD
 //              (Pinned -> Device)", "gpu_memset" named "Memset (Device)"; args "device",
-//              "context", "stream", "correlation", "External id", and for copies/memsets
-//              "bytes" and "memory bandwidth (GB/s)".
+//              "context", "stream", "correlation", "External id", for copies/memsets "bytes"
+//              and "memory bandwidth (GB/s)", for kernels their launch configuration ("grid",
+//              "block", "registers per thread", "shared memory": kineto_launch_args.h), so that
+//              the export re-read by gsanalyze gives the same SM coverage and kernel_configs[].
 //   flows      "ac2g" (cat and name), id = correlation, "s" on the call, "f" (bp "e") on the work.
 //   idle       gsanalyze's steady-state idle intervals: cat "gpustall_idle" on the device's pid,
 //              tid kIdleTidKineto, name = cause, no stream arg (so HTA's kernel-based breakdowns
 //              ignore them; TensorBoard shows them as a track of their own).
 // Not written: cpu_op/python_function events (the trace has call stacks, not operator spans),
 // ProfilerStep#N annotations (HTA then analyses the whole trace instead of whole iterations),
-// kernel launch geometry and occupancy (not recorded).
+// Kineto's own occupancy estimates ("blocks per SM", "est. achieved occupancy %"), the Chrome
+// export's "SM coverage" counter track (a file HTA reads keeps to the event kinds Kineto writes).
+// Kernel names are demangled as Kineto writes them, so a re-read report names them so too.
 #ifndef GPUSTALL_ANALYZER_EXPORT_KINETO_EXPORT_H_
 #define GPUSTALL_ANALYZER_EXPORT_KINETO_EXPORT_H_
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -158,7 +159,8 @@ absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
   absl::StatusOr<TableWriter> ranks = TableWriter::Open(
       dir, "ranks",
       WithCauseColumns({"trace", "source", "rank", "host", "pid", "utilization",
-                        "steady_utilization", "wall_ns", "steady_idle_ns", "host_bound_idle_ns",
+                        "steady_utilization", "sm_coverage_utilization", "est_occupancy_utilization",
+                        "wall_ns", "steady_idle_ns", "host_bound_idle_ns",
                         "steps", "collective_ns", "collective_wait_ns", "last_at_steps",
                         "delay_caused_ns", "clock_offset_ns", "straggler"}));
   if (!ranks.ok()) return ranks.status();
@@ -172,9 +174,11 @@ absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
         straggler = section.straggler.found && section.straggler.row == i;
       }
     }
+    const std::optional<double> covered = s.SmCoverageUtilization(), occupied = s.EstOccupancyUtilization();
     std::vector<Json> values = {
         static_cast<int64_t>(t), s.source, RankJson(s), s.host_name, s.pid, s.Utilization(),
-        s.SteadyUtilization(), s.wall_ns, s.steady_idle_ns, s.HostBoundIdle(),
+        s.SteadyUtilization(), covered ? Json(*covered) : Json(), occupied ? Json(*occupied) : Json(),
+        s.wall_ns, s.steady_idle_ns, s.HostBoundIdle(),
         static_cast<uint64_t>(s.steps.size()), s.collective_ns, row.collective_wait_ns,
         row.last_at_steps, row.delay_caused_ns, row.clock_offset_ns, straggler};
     AppendCauses(s.idle_by_cause, &values);

@@ -9,7 +9,9 @@
 //                               after_sync_site, stack_id (the stack charged most of the gap)
 //   stacks.{csv,jsonl}          stack_id, trace, rank, depth (0 = leaf), frame: one row per frame
 //   ranks.{csv,jsonl}           one row per trace: the per-rank table of the report's "ranks"
-//                               section (idle_<cause>_ns, steps, collective waits, straggler)
+//                               section (utilisation, sm_coverage_utilization and
+//                               est_occupancy_utilization — empty/null when the trace does not
+//                               say —, idle_<cause>_ns, steps, collective waits, straggler)
 //   kernel_configs.{csv,jsonl}  every kernel launch configuration of every device (the report's
 //                               kernel_configs[], analyzer/JSON.md, not cut to the top ten; grid
 //                               and block as _x/_y/_z columns; launch_site: the leaf frame of

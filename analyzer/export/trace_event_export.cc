@@ -15,6 +15,7 @@
 #include "analyzer/classify/stack_view.h"
 #include "analyzer/export/chrome_trace_writer.h"
 #include "analyzer/export/export_marker.h"
+#include "analyzer/export/fill_counter_track.h"
 #include "analyzer/export/imported_trace_export.h"
 #include "analyzer/model/schema_enums.h"
 #include "analyzer/model/importer.h"
@@ -53,8 +54,9 @@ bool IsFlowSource(tr::ApiClass c) {
 // The records as written: host calls, device work, NVTX ranges, flows.
 class RecordPass {
  public:
-  RecordPass(ChromeTraceWriter* w, const TraceEventDialect& dialect, TraceEventExportStats* stats)
-      : w_(*w), d_(dialect), stats_(*stats) {}
+  RecordPass(ChromeTraceWriter* w, const TraceEventDialect& dialect, const TraceTables& model,
+             TraceEventExportStats* stats)
+      : w_(*w), d_(dialect), model_(model), stats_(*stats) {}
 
   void Begin(int64_t host_pid) { host_pid_ = host_pid; }
   void Chunk(const reader::ChunkEvents& events, const reader::InternTables& t) {
@@ -119,8 +121,10 @@ class RecordPass {
     ++stats_.gpu_activities;
     streams_[a.device].insert(a.stream);
     FlowEnd here{d_.GpuPid(a.device), d_.StreamTid(a.stream), static_cast<TimeNs>(a.start_ns)};
+    // The model's tables convert the chunk's launch configurations (defined in it or before).
+    const LaunchConfig* config = a.launch_config != 0 ? model_.LaunchConfigOf(a.launch_config) : nullptr;
     w_.Complete(here.pid, here.tid, here.ts, static_cast<TimeNs>(a.end_ns - a.start_ns), d_.ActivityName(a, t),
-                d_.ActivityCategory(a), d_.ActivityArgs(a));
+                d_.ActivityCategory(a), d_.ActivityArgs(a, config));
     if (a.correlation_id == 0) return;
     auto call = calls_.find(a.correlation_id);
     if (call != calls_.end()) {
@@ -157,6 +161,7 @@ class RecordPass {
   };
   ChromeTraceWriter& w_;
   const TraceEventDialect& d_;
+  const TraceTables& model_;
   TraceEventExportStats& stats_;
   int64_t host_pid_ = 0;
   absl::flat_hash_map<uint32_t, PendingCall> calls_;
@@ -223,8 +228,10 @@ class TraceEventObserver final : public TraceObserver {
     w_->ProcessName(host_pid, absl::StrCat("pid ", header.pid(), header.host_name().empty() ? "" : " on ",
                                            header.host_name()));
     w_->ProcessSortIndex(host_pid, 0);
-    records_ = std::make_unique<RecordPass>(w_.get(), d_, &stats_);
+    records_ = std::make_unique<RecordPass>(w_.get(), d_, importer.tables(), &stats_);
     records_->Begin(host_pid);
+    if (d_.FillCounter())
+      fill_ = std::make_unique<FillCounterTrack>(w_.get(), [this](uint32_t device) { return d_.GpuPid(device); });
   }
   void OnChunk(const reader::ChunkEvents& events, const reader::InternTables& tables) override {
     records_->Chunk(events, tables);
@@ -237,6 +244,10 @@ class TraceEventObserver final : public TraceObserver {
     stats_.idle_ns += v.length();
     idle_.push_back({device, v.start, v.length(), CauseName(v.cause), IdleArgs(v, importer_->tables(), *analyzer_)});
   }
+  void OnFillPiece(uint32_t device, const FillPiece& piece) override {
+    if (imported_ != nullptr) return imported_->OnFillPiece(device, piece);
+    if (fill_ != nullptr) fill_->Add(device, piece);
+  }
   void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override {
     if (imported_ != nullptr) return imported_->EndTrace(index, importer, result);
     const reader::TraceReader& reader = importer.reader();
@@ -246,6 +257,10 @@ class TraceEventObserver final : public TraceObserver {
       w_->Complete(d_.GpuPid(i.device), d_.IdleTid(), i.start, i.length, i.name, d_.IdleCategory(), i.args);
     }
     idle_.clear();
+    if (fill_ != nullptr) {
+      fill_->Finish();
+      stats_.fill_samples = fill_->samples();
+    }
     std::map<uint32_t, std::string> names;
     for (const tr::DeviceInfo& d : reader.devices()) names[d.index()] = d.name();
     for (uint32_t d : devices_) {
@@ -256,7 +271,7 @@ class TraceEventObserver final : public TraceObserver {
       w_->ThreadName(d_.GpuPid(d), d_.IdleTid(), absl::StrCat("GPU ", d, " idle"));
       w_->ThreadSortIndex(d_.GpuPid(d), d_.IdleTid(), -1);
     }
-    closed_ = w_->Close(d_.TrailingMembers(reader.header(), reader.devices()));
+    closed_ = w_->Close(d_.TrailingMembers(reader.header(), importer.info().devices));
     stats_.events = w_->events();
   }
 
@@ -281,6 +296,7 @@ class TraceEventObserver final : public TraceObserver {
   const TraceAnalyzer* analyzer_ = nullptr;
   std::unique_ptr<ChromeTraceWriter> w_;
   std::unique_ptr<RecordPass> records_;
+  std::unique_ptr<FillCounterTrack> fill_;  // the dialect's FillCounter()
   TraceEventExportStats stats_;
   std::set<uint32_t> devices_;
   std::vector<Idle> idle_;

@@ -4,9 +4,11 @@
 // The walk decides WHAT is written; a TraceEventDialect decides HOW it is spelled:
 //   - host: one track per host thread of the traced process (pid = its pid, tid = OS tid), every
 //     CUDA API call as an "X" slice, every NVTX range as an "X" slice;
-//   - device: one track per (device, CUPTI stream) holding kernels/copies/memsets/collectives,
-//     one track per device holding gsanalyze's steady-state idle intervals (name = cause, args =
-//     evidence), process/thread names and sort indices;
+//   - device: one track per (device, CUPTI stream) holding kernels/copies/memsets/collectives
+//     (kernels with their launch configuration under the PyTorch profiler's arg names,
+//     kineto_launch_args.h), one track per device holding gsanalyze's steady-state idle intervals
+//     (name = cause, args = evidence), where the dialect asks for it a counter of how full the
+//     kernels kept the device (fill_counter_track.h), process/thread names and sort indices;
 //   - flows: one arrow from each launch/copy/memset call to the first GPU activity with its
 //     correlation id.
 // The dialect chooses the file's top-level members, the time base, pids/tids, categories, event
@@ -34,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "analyzer/options/options.h"
+#include "analyzer/model/trace_tables.h"
 #include "analyzer/model/types.h"
 #include "proto/records.h"
 
@@ -51,6 +54,7 @@ struct TraceEventExportStats {
   uint64_t nvtx_ranges = 0;
   uint64_t idle_intervals = 0;
   TimeNs idle_ns = 0;
+  uint64_t fill_samples = 0;     // "SM coverage" counter events (fill_counter_track.h)
 };
 
 class TraceEventDialect {
@@ -58,10 +62,11 @@ class TraceEventDialect {
   virtual ~TraceEventDialect() = default;
 
   // Top-level JSON members ("\"key\":value,...", no trailing comma; "" for none) before and after
-  // "traceEvents". The trailing ones see every device the trace announced (some arrive in chunks).
+  // "traceEvents". The trailing ones see every device the trace announced (some arrive in chunks),
+  // with the SM limits the model read from them.
   virtual std::string LeadingMembers(const gpustall::trace::TraceHeader& header) const = 0;
   virtual std::string TrailingMembers(const gpustall::trace::TraceHeader& header,
-                                      const std::vector<gpustall::trace::DeviceInfo>& devices) const = 0;
+                                      const std::vector<DeviceDescription>& devices) const = 0;
   // Subtracted from every timestamp (CLOCK_MONOTONIC ns in the trace).
   virtual TimeNs TimeOrigin(const gpustall::trace::TraceHeader& header) const = 0;
 
@@ -89,8 +94,12 @@ class TraceEventDialect {
 
   // Args objects ("{...}"). `stack_json` is the call's stack as a JSON array of frame strings
   // (leaf first), or "" when the call has none.
+  // `config`: a kernel's launch configuration (null when the trace has none for it).
   virtual std::string CallArgs(const trace::ApiCallRecord& call, absl::string_view stack_json) const = 0;
-  virtual std::string ActivityArgs(const trace::GpuActivityRecord& activity) const = 0;
+  virtual std::string ActivityArgs(const trace::GpuActivityRecord& activity, const LaunchConfig* config) const = 0;
+
+  // Whether each device gets the "SM coverage" counter track (fill_counter_track.h).
+  virtual bool FillCounter() const { return false; }
 
   // A trace of another format (analyzer/import/: model records, not records as written) is
   // written by imported_trace_export.h, in Chrome's track layout or, when this is true, Kineto's.

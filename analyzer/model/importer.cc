@@ -120,15 +120,16 @@ DeviceDescription Describe(const tr::DeviceInfo& d) {
   desc.pcie_generation = d.pcie_generation();
   desc.pcie_width = d.pcie_width();
   desc.sm_count = d.sm_count();
-  // The SM limits, when the agent read them all (an older trace has none: occupancy unknown).
+  // The compute capability alone says what the device is (the exports write it); occupancy needs
+  // the SM limits too, when the agent read them all (an older trace has none: occupancy unknown).
+  const int kIntMax = std::numeric_limits<int>::max();
+  desc.sm.cc_major = static_cast<int>(std::min<uint64_t>(d.compute_major(), kIntMax));
+  desc.sm.cc_minor = static_cast<int>(std::min<uint64_t>(d.compute_minor(), kIntMax));
   if (d.max_threads_per_sm() > 0 && d.registers_per_sm() > 0 && d.shared_memory_per_sm() > 0 &&
       d.warp_size() > 0 && d.max_threads_per_block() > 0 && d.registers_per_block() > 0 &&
       d.shared_memory_per_block() > 0) {
-    const int kIntMax = std::numeric_limits<int>::max();
     auto i = [kIntMax](uint64_t v) { return static_cast<int>(std::min<uint64_t>(v, kIntMax)); };
     OccupancyDevice& sm = desc.sm;
-    sm.cc_major = i(d.compute_major());
-    sm.cc_minor = i(d.compute_minor());
     sm.max_threads_per_block = i(d.max_threads_per_block());
     sm.max_threads_per_sm = i(d.max_threads_per_sm());
     sm.warp_size = i(d.warp_size());

@@ -31,6 +31,16 @@ double RankSummary::SteadyUtilization() const {
              : 0;
 }
 
+std::optional<double> RankSummary::SmCoverageUtilization() const {
+  if (!sm_coverage_busy_ns || wall_ns <= 0) return std::nullopt;
+  return static_cast<double>(*sm_coverage_busy_ns) / static_cast<double>(wall_ns);
+}
+
+std::optional<double> RankSummary::EstOccupancyUtilization() const {
+  if (!est_occupancy_busy_ns || wall_ns <= 0) return std::nullopt;
+  return static_cast<double>(*est_occupancy_busy_ns) / static_cast<double>(wall_ns);
+}
+
 TimeNs RankSummary::HostBoundIdle() const {
   TimeNs sum = 0;
   for (int c = 0; c < kNumCauses; ++c) {
@@ -150,6 +160,8 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
     row.pid = r->pid;
     row.utilization = r->Utilization();
     row.steady_utilization = r->SteadyUtilization();
+    row.sm_coverage_utilization = r->SmCoverageUtilization();
+    row.est_occupancy_utilization = r->EstOccupancyUtilization();
     row.wall_ns = r->wall_ns;
     row.steady_idle_ns = r->steady_idle_ns;
     row.host_bound_idle_ns = r->HostBoundIdle();

@@ -42,6 +42,9 @@ struct RankRow {
   std::string host;
   int64_t pid = 0;
   double utilization = 0, steady_utilization = 0;
+  // How full the kernels kept its devices (RankSummary::SmCoverageUtilization, ...); unknown
+  // when its trace gave no launch configurations (no SM limits: no occupancy).
+  std::optional<double> sm_coverage_utilization, est_occupancy_utilization;
   TimeNs wall_ns = 0, steady_idle_ns = 0, host_bound_idle_ns = 0;
   CauseNs idle_by_cause{};
   Cause top_cause = Cause::kOther;  // largest idle cause (kOther when no idle)

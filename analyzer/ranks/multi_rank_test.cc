@@ -1,6 +1,16 @@
 #include "analyzer/ranks/multi_rank.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "analyzer/analysis/analyze_traces.h"
+#include "analyzer/json/json_value.h"
+#include "analyzer/report/report.h"
+#include "analyzer/summary/summarize_trace.h"
 #include "analyzer/summary/summary_file.h"
+#include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 
 namespace gs::analyzer {
@@ -141,6 +151,25 @@ TEST(MultiRankTest, KinetoRanksAreAlignedByBaseTimeNanoseconds) {
   EXPECT_FALSE(r.clocks.realtime_unmeasured);
 }
 
+// How full the kernels kept each rank's devices, over its wall (summed over its devices, as
+// GPU-Util); unknown for a rank whose trace gave no launch configurations.
+TEST(MultiRankTest, RowsSayHowFullEachRanksKernelsKeptItsDevices) {
+  std::vector<RankSummary> job = Job(3, 2, 1, 0);  // walls of 60 ms
+  job[0].sm_coverage_busy_ns = 15 * kMs;
+  job[0].est_occupancy_busy_ns = 6 * kMs;
+  job[1].sm_coverage_busy_ns = 30 * kMs;  // sized, but no SM limits: no occupancy
+  RanksSection r = AnalyzeRanks(job);
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(r.rows[0].sm_coverage_utilization, 0.25);
+  EXPECT_EQ(r.rows[0].est_occupancy_utilization, 0.1);
+  EXPECT_EQ(r.rows[1].sm_coverage_utilization, 0.5);
+  EXPECT_FALSE(r.rows[1].est_occupancy_utilization.has_value());
+  EXPECT_FALSE(r.rows[2].sm_coverage_utilization.has_value());
+  RankSummary no_wall;
+  no_wall.sm_coverage_busy_ns = 0;
+  EXPECT_FALSE(no_wall.SmCoverageUtilization().has_value());
+}
+
 TEST(MultiRankTest, OneTraceWithoutRankIsNotAJob) {
   std::vector<RankSummary> one(1);
   EXPECT_FALSE(AnalyzeRanks(one).present);
@@ -187,6 +216,65 @@ TEST(SummaryFileTest, EncodeDecodeRoundTripsEveryField) {
   EXPECT_EQ(d->stacks[0].cause, Cause::kHostWork);
   // Merging decoded summaries gives the same verdict as the originals.
   EXPECT_EQ(AnalyzeRanks({*d}).rows[0].host_bound_idle_ns, AnalyzeRanks({s}).rows[0].host_bound_idle_ns);
+  // Fill figures: absent stays absent (not 0), present keeps its value.
+  EXPECT_FALSE(d->sm_coverage_busy_ns.has_value());
+  EXPECT_FALSE(d->est_occupancy_busy_ns.has_value());
+  s.sm_coverage_busy_ns = 77;
+  d = DecodeRankSummary(EncodeRankSummary(s), "mem");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->sm_coverage_busy_ns, 77);
+  EXPECT_FALSE(d->est_occupancy_busy_ns.has_value());
+  s.est_occupancy_busy_ns = 0;
+  EXPECT_EQ(DecodeRankSummary(EncodeRankSummary(s), "mem")->est_occupancy_busy_ns, 0);
+}
+
+// The ranks section of a job's traces (the report's pass) and of their summary files (`gsanalyze
+// summarize` each, then a report of the summaries) is the same, fill figures included. Each rank
+// is testing::WriteSizedTrace (trace_files.h): its one device was covered 10,075,758 ns (10 × (1 ms
+// / 132 + 1 ms)) and occupied at most 5,009,470 ns (10 × (1 ms / 1056 + 0.5 ms)) of a 29.5 ms wall.
+TEST(SummaryFileTest, FillFiguresFromSummariesEqualThoseFromTraces) {
+  std::vector<std::string> paths;
+  for (int rank : {0, 1}) {
+    paths.push_back(absl::StrCat(::testing::TempDir(), "/multirank_fill_", getpid(), "_r", rank, ".gstrace"));
+    ASSERT_EQ(testing::WriteSizedTrace(paths.back(), 10, rank), "");
+  }
+  RankSummaryObserver observer;
+  AnalyzeHooks hooks;
+  hooks.observers = {&observer};
+  absl::StatusOr<Analysis> analysis = AnalyzeTraces(paths, AnalysisOptions(), hooks);
+  ASSERT_TRUE(analysis.ok()) << analysis.status();
+  std::vector<RankSummary> decoded;
+  for (const std::string& p : paths) {
+    absl::StatusOr<RankSummary> s = SummarizeTrace(p);
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<RankSummary> d = DecodeRankSummary(EncodeRankSummary(*s), p);
+    ASSERT_TRUE(d.ok()) << d.status();
+    decoded.push_back(*d);
+    std::remove(p.c_str());
+  }
+  const RanksSection from_traces = AnalyzeRanks(observer.summaries()), from_summaries = AnalyzeRanks(decoded);
+  ASSERT_EQ(from_traces.rows.size(), 2u);
+  for (const RanksSection* r : {&from_traces, &from_summaries}) {
+    for (const RankRow& row : r->rows) {
+      EXPECT_EQ(row.wall_ns, 29'500'000);
+      ASSERT_TRUE(row.sm_coverage_utilization.has_value()) << row.label;
+      EXPECT_DOUBLE_EQ(*row.sm_coverage_utilization, 10'075'758.0 / 29'500'000);
+      ASSERT_TRUE(row.est_occupancy_utilization.has_value()) << row.label;
+      EXPECT_DOUBLE_EQ(*row.est_occupancy_utilization, 5'009'470.0 / 29'500'000);
+    }
+  }
+  // The JSON report's ranks section, as `report` prints it either way.
+  auto ranks_json = [&](const RanksSection& r) {
+    Analysis a = *analysis;
+    a.ranks = r;
+    absl::StatusOr<Json> j = Json::Parse(JsonReportFormat().Render(a, ReportOptions()));
+    EXPECT_TRUE(j.ok());
+    return j.ok() ? (*j)["ranks"] : Json();
+  };
+  const Json traces_json = ranks_json(from_traces);
+  EXPECT_EQ(ranks_json(from_summaries).Dump(), traces_json.Dump());
+  EXPECT_NEAR(traces_json["rows"].items().at(1)["sm_coverage_utilization"].as_double(), 0.341551, 1e-6);
+  EXPECT_NEAR(traces_json["rows"].items().at(1)["est_occupancy_utilization"].as_double(), 0.169813, 1e-6);
 }
 
 TEST(SummaryFileTest, NotASummaryIsAnErrorNamingIt) {

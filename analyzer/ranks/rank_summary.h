@@ -71,12 +71,20 @@ struct RankSummary {
   TimeNs collective_ns = 0;         // union-free sum of collective kernel time
   CauseNs idle_by_cause{};          // steady-state idle by cause
   uint64_t idle_intervals = 0;
+  // How full the kernels kept the devices (DeviceSummary::sm_coverage_busy_ns and
+  // est_occupancy_busy_ns, summed like wall_ns): unknown unless every device of the rank has it
+  // (its trace gave launch configurations and the SM count, resp. the SM limits too).
+  std::optional<TimeNs> sm_coverage_busy_ns, est_occupancy_busy_ns;
 
   std::vector<RankStep> steps;      // in order
   std::vector<RankStack> stacks;    // top stacks, by step_host_bound_ns then idle_ns
 
   double Utilization() const;        // compute_busy / wall
   double SteadyUtilization() const;  // compute_busy / steady_wall
+  // sm_coverage_busy / wall and est_occupancy_busy / wall (as Analysis weighs its devices);
+  // unknown where the busy figure is, or without a wall.
+  std::optional<double> SmCoverageUtilization() const;
+  std::optional<double> EstOccupancyUtilization() const;
   TimeNs HostBoundIdle() const;      // sum of idle_by_cause over host-bound causes
   // "rank 2 (pid 123 on host)" or "pid 123 on host".
   std::string Label() const;

@@ -1,5 +1,6 @@
 // json_report.cc — the documented JSON schema (analyzer/JSON.md describes every field).
 #include "analyzer/units/units.h"
+#include "analyzer/classify/site_frame.h"
 #include "analyzer/json/json_value.h"
 #include "analyzer/report/report.h"
 
@@ -56,7 +57,12 @@ Json KernelConfigsJson(const std::vector<KernelConfigStats>& configs) {
     for (const KernelConfigStats::LaunchSite& site : k.stacks) {
       Json frames = Json::Array();
       for (const FrameInfo& f : site.frames) frames.Push(FrameJson(f));
-      stacks.Push(Json::Object().Set("frames", std::move(frames)).Set("underfilled_ns", site.underfilled_ns));
+      // Where its "launched from" starts (the text report's): the first frame of the user's code.
+      const auto site_index = static_cast<int64_t>(SiteFrameIndex(site.frames));
+      stacks.Push(Json::Object()
+                      .Set("frames", std::move(frames))
+                      .Set("site", site_index)
+                      .Set("underfilled_ns", site.underfilled_ns));
     }
     const bool occ = k.occupancy_known;
     rows.Push(Json::Object()
@@ -188,6 +194,10 @@ Json RanksJson(const RanksSection& r) {
                   .Set("pid", row.pid)
                   .Set("utilization", row.utilization)
                   .Set("steady_utilization", row.steady_utilization)
+                  .Set("sm_coverage_utilization",
+                       row.sm_coverage_utilization ? Json(*row.sm_coverage_utilization) : Json())
+                  .Set("est_occupancy_utilization",
+                       row.est_occupancy_utilization ? Json(*row.est_occupancy_utilization) : Json())
                   .Set("wall_ns", row.wall_ns)
                   .Set("steady_idle_ns", row.steady_idle_ns)
                   .Set("host_bound_idle_ns", row.host_bound_idle_ns)

@@ -502,11 +502,19 @@ void Ranks(const Analysis& a, Writer* w) {
                           "; clocks: ", r.clocks.method, ", residual error ",
                           FormatDuration(r.clocks.residual_error_ns),
                           r.clocks.realtime_unmeasured ? " + NTP" : "", ")"));
-  w->Line(absl::StrFormat("  %-26s %8s %8s %10s %-16s %10s %9s %6s", "rank", "GPU-Util", "steady",
+  // How full the kernels kept each rank's devices, beside its GPU-Util, when a rank's trace says.
+  const bool filled = std::any_of(r.rows.begin(), r.rows.end(),
+                                  [](const RankRow& row) { return row.sm_coverage_utilization.has_value(); });
+  auto fill = [filled](const std::optional<double>& v) {
+    return filled ? absl::StrFormat(" %8s", v ? FormatPercent(*v) : "-") : std::string();
+  };
+  w->Line(absl::StrFormat("  %-26s %8s %8s%s%s %10s %-16s %10s %9s %6s", "rank", "GPU-Util", "steady",
+                          filled ? absl::StrCat(" ", R("SM cov.", 8)) : "", filled ? absl::StrCat(" ", R("occ. ≤", 8)) : "",
                           "idle", "top cause", "host-bound", "coll.wait", "last"));
   for (const RankRow& row : r.rows) {
-    w->Line(absl::StrFormat("  %-26s %8s %8s %10s %-16s %10s %9s %6s", Cut(row.label, 26),
+    w->Line(absl::StrFormat("  %-26s %8s %8s%s%s %10s %-16s %10s %9s %6s", Cut(row.label, 26),
                             FormatPercent(row.utilization), FormatPercent(row.steady_utilization),
+                            fill(row.sm_coverage_utilization), fill(row.est_occupancy_utilization),
                             FormatDuration(row.steady_idle_ns),
                             row.steady_idle_ns ? CauseTitle(row.top_cause) : "-",
                             FormatDuration(row.host_bound_idle_ns),

@@ -138,6 +138,8 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   RankSummary& s = current_;
   std::vector<Collective>& collectives = collectives_;
   std::vector<Gap>& gaps = gaps_;
+  bool all_fill = !result.devices.empty(), all_occupancy = all_fill;
+  TimeNs covered = 0, occupied = 0;
   for (const DeviceSummary& d : result.devices) {
     ++s.devices;
     s.wall_ns += d.wall_ns;  // device time: utilisation over several devices is busy / this
@@ -145,7 +147,13 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     s.steady_wall_ns += d.steady_wall_ns;
     s.steady_idle_ns += d.steady_idle_ns;
     s.idle_intervals += d.idle_intervals;
+    all_fill &= d.has_fill;
+    all_occupancy &= d.has_occupancy;
+    covered += d.sm_coverage_busy_ns;
+    occupied += d.est_occupancy_busy_ns;
   }
+  if (all_fill) s.sm_coverage_busy_ns = covered;
+  if (all_fill && all_occupancy) s.est_occupancy_busy_ns = occupied;
   s.idle_by_cause = result.causes;
   for (const Collective& c : collectives) s.collective_ns += c.end - c.start;
 

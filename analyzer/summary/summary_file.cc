@@ -54,6 +54,8 @@ std::string EncodeRankSummary(const RankSummary& s) {
     ci->set_idle_ns(s.idle_by_cause[c]);
   }
   m.set_idle_intervals(s.idle_intervals);
+  if (s.sm_coverage_busy_ns) m.set_sm_coverage_busy_ns(*s.sm_coverage_busy_ns);
+  if (s.est_occupancy_busy_ns) m.set_est_occupancy_busy_ns(*s.est_occupancy_busy_ns);
   for (const RankStep& st : s.steps) {
     ps::RankStep* p = m.add_steps();
     p->set_collective_start_ns(st.collective_start_ns);
@@ -113,6 +115,8 @@ absl::StatusOr<RankSummary> DecodeRankSummary(const std::string& bytes, const st
     s.idle_by_cause[static_cast<int>(ok ? c : Cause::kOther)] += ci.idle_ns();
   }
   s.idle_intervals = m.idle_intervals();
+  if (m.has_sm_coverage_busy_ns()) s.sm_coverage_busy_ns = m.sm_coverage_busy_ns();
+  if (m.has_est_occupancy_busy_ns()) s.est_occupancy_busy_ns = m.est_occupancy_busy_ns();
   for (const ps::RankStep& p : m.steps()) {
     s.steps.push_back({p.collective_start_ns(), p.collective_end_ns(), p.idle_ns(),
                        p.host_bound_idle_ns()});

@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
       {"truncated.gstrace", WriteTruncatedTrace},
       {"newer.gstrace", WriteNewerSchemaTrace},
       {"not_a_trace.txt", WriteNotATrace},
+      {"sized.gstrace", [](const std::string& p) { return WriteSizedTrace(p); }},
+      {"sized_r0.gstrace", [](const std::string& p) { return WriteSizedTrace(p, 10, 0); }},
+      {"sized_r1.gstrace", [](const std::string& p) { return WriteSizedTrace(p, 10, 1); }},
   };
   for (const auto& f : files) {
     std::string err = f.write(dir + "/" + f.name);

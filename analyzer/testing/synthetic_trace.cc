@@ -141,6 +141,21 @@ GpuActivity& SyntheticTrace::Kernel(TimeNs start, TimeNs end, uint32_t device, u
   return activities_.back();
 }
 
+uint32_t SyntheticTrace::Config(uint32_t blocks, uint32_t threads) {
+  LaunchConfig c;
+  c.grid[0] = blocks, c.grid[1] = 1, c.grid[2] = 1;
+  c.block[0] = threads, c.block[1] = 1, c.block[2] = 1;
+  tables_.SetLaunchConfig(next_config_, c);
+  return next_config_++;
+}
+
+void SyntheticTrace::AddDevice(uint32_t index, uint32_t sms) {
+  DeviceDescription d;
+  d.index = index;
+  d.sm_count = sms;
+  info_.devices.push_back(d);
+}
+
 void SyntheticTrace::AddSample(uint64_t thread, TimeNs t, uint32_t stack, uint8_t state) {
   samples_.push_back(Sample{t, thread, stack, state});
 }
@@ -157,6 +172,7 @@ void SyntheticTrace::AddWait(uint64_t thread, TimeNs start, TimeNs end, uint32_t
 
 TraceResult SyntheticTrace::Run(const AnalysisOptions& options) const {
   TraceAnalyzer analyzer(options, tables_);
+  analyzer.SetDevices(info_.devices);
   for (const ApiCall& c : calls_) analyzer.OnApiCall(c);
   for (const Sample& s : samples_) analyzer.OnSample(s);
   for (const HostWait& w : waits_) analyzer.OnHostWait(w);

@@ -41,6 +41,11 @@ class SyntheticTrace {
                 uint32_t stack = 0, uint32_t device = 0);
   // Device work with no host call (correlation 0).
   GpuActivity& Kernel(TimeNs start, TimeNs end, uint32_t device = 0, uint32_t stream = 7);
+  // A launch configuration of `blocks` blocks of `threads` threads, without registers or shared
+  // memory, for GpuActivity::launch_config; and a device of `sms` SMs without further limits. On it
+  // a kernel of B blocks covers min(1, B / sms) of the device (occupancy/occupancy.h FillOf).
+  uint32_t Config(uint32_t blocks, uint32_t threads);
+  void AddDevice(uint32_t index, uint32_t sms);
   void AddSample(uint64_t thread, TimeNs t, uint32_t stack, uint8_t state);
   // A recorded blocking libc call [start, end) (types.h HostWait).
   void AddWait(uint64_t thread, TimeNs start, TimeNs end, uint32_t stack, uint8_t state);
@@ -50,8 +55,8 @@ class SyntheticTrace {
   InMemoryTables& tables() { return tables_; }
   TraceInfo& info() { return info_; }
 
-  // Feeds everything (calls, samples and waits first, then activities in the order held — tests
-  // shuffle activities() to check ordering) and returns the trace's result.
+  // Feeds everything (the devices, calls, samples and waits first, then activities in the order
+  // held — tests shuffle activities() to check ordering) and returns the trace's result.
   TraceResult Run(const AnalysisOptions& options = AnalysisOptions()) const;
   Analysis Analyze(const AnalysisOptions& options = AnalysisOptions()) const;
 
@@ -63,6 +68,7 @@ class SyntheticTrace {
   std::map<std::vector<std::string>, uint32_t> stacks_;
   uint32_t next_string_ = 1, next_function_ = 1, next_frame_ = 1, next_stack_ = 1;
   uint32_t next_correlation_ = 1;
+  uint32_t next_config_ = 1;
   uint32_t launch_fn_, memcpy_fn_, memcpy_async_fn_;
   std::vector<ApiCall> calls_;
   std::vector<GpuActivity> activities_;

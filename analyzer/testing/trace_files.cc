@@ -53,8 +53,9 @@ struct Writer {
     c.stream = 0x7;
     return c;
   }
-  void Kernel(const ApiCallRecord& c, uint64_t start, uint64_t end, uint32_t name) {
+  void Kernel(const ApiCallRecord& c, uint64_t start, uint64_t end, uint32_t name, uint32_t launch_config = 0) {
     GpuActivityRecord a;
+    a.launch_config = launch_config;
     a.start_ns = start;
     a.end_ns = end;
     a.correlation_id = c.correlation_id;
@@ -185,6 +186,70 @@ std::string WriteNotATrace(const std::string& path) {
   std::ofstream out(path);
   out << "this is not a trace\n";
   return out ? "" : "write failed";
+}
+
+std::string WriteSizedTrace(const std::string& path, int steps, int rank) {
+  tr::TraceHeader h = Header();
+  h.clear_devices();  // described in the first chunk, with its limits, as the agent does
+  if (rank >= 0) {
+    h.set_rank(rank);
+    h.set_world_size(2);
+    h.set_pid(4242 + rank);
+  }
+  std::string error;
+  auto b = TraceBuilder::Create(path, h, TraceBuilder::Options(), &error);
+  if (!b) return error;
+  // H100 SXM (CUDA C Programming Guide, compute capability 9.0).
+  tr::DeviceInfo d;
+  d.set_index(0);
+  d.set_name("H100");
+  d.set_sm_count(132);
+  d.set_compute_major(9);
+  d.set_compute_minor(0);
+  d.set_max_threads_per_block(1024);
+  d.set_max_threads_per_sm(2048);
+  d.set_warp_size(32);
+  d.set_registers_per_block(65536);
+  d.set_registers_per_sm(65536);
+  d.set_max_blocks_per_sm(32);
+  d.set_shared_memory_per_block(49152);
+  d.set_shared_memory_per_block_optin(232448);
+  d.set_shared_memory_per_sm(233472);
+  d.set_reserved_shared_memory_per_block(1024);
+  d.set_has_reserved_shared_memory(true);
+  b->AddDevice(d);
+  tr::LaunchConfig tiny;
+  tiny.set_id(1);
+  tiny.set_grid_x(1), tiny.set_grid_y(1), tiny.set_grid_z(1);
+  tiny.set_block_x(256), tiny.set_block_y(1), tiny.set_block_z(1);
+  tiny.set_registers_per_thread(32);
+  tiny.set_static_shared_memory(2048);
+  tiny.set_dynamic_shared_memory(4096);
+  tiny.set_has_resources(true);
+  tr::LaunchConfig big;
+  big.set_id(2);
+  big.set_grid_x(264), big.set_grid_y(1), big.set_grid_z(1);
+  big.set_block_x(1024), big.set_block_y(1), big.set_block_z(1);
+  big.set_registers_per_thread(64);
+  big.set_has_resources(true);
+  b->AddLaunchConfig(tiny);
+  b->AddLaunchConfig(big);
+  Writer w{b.get()};
+  const uint32_t launch_fn = b->InternApiFunction("cudaLaunchKernel", tr::API_CLASS_LAUNCH);
+  const uint32_t tiny_site = b->InternStackOfFunctions({"cudaLaunchKernel", "launch_tiny@sized.cc:10", "main@sized.cc:40"});
+  const uint32_t big_site = b->InternStackOfFunctions({"cudaLaunchKernel", "launch_big@sized.cc:20", "main@sized.cc:40"});
+  const uint32_t tiny_name = b->InternString("tiny_kernel"), big_name = b->InternString("register_bound");
+  b->AddThread(100, "main", true);
+  for (int s = 0; s < steps; ++s) {
+    const uint64_t t = kT0 + static_cast<uint64_t>(s) * 3 * kMs;
+    ApiCallRecord c = w.Call(launch_fn, t, t + 5 * kUs, tiny_site);
+    b->AddApiCall(c);
+    w.Kernel(c, t + 10 * kUs, t + 1010 * kUs, tiny_name, tiny.id());
+    ApiCallRecord l = w.Call(launch_fn, t + 1010 * kUs, t + 1015 * kUs, big_site);
+    b->AddApiCall(l);
+    w.Kernel(l, t + 1500 * kUs, t + 2500 * kUs, big_name, big.id());
+  }
+  return b->Finish() ? "" : "write failed";
 }
 
 std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64_t* events, bool host_detail) {

@@ -29,6 +29,17 @@ std::string WriteNewerSchemaTrace(const std::string& path);
 // A text file.
 std::string WriteNotATrace(const std::string& path);
 
+// Kernels that say how full they keep the device: an agent trace of an H100 (132 SMs, compute
+// capability 9.0, its SM limits written as the agent writes them, 1 KiB reserved shared memory a
+// block) whose kernels carry launch configurations. Step s (s = 0..steps-1) starts at
+// 5 s + 3 ms·s: a launch (5 µs) of `tiny_kernel` that runs [10 µs, 1010 µs) — 1 block of 256
+// threads, 32 registers, 2 KiB static + 4 KiB dynamic shared memory: 1/132 of the SMs, 8 blocks
+// an SM (warps and registers), est. occupancy 1/1056 —, then at 1010 µs a launch of
+// `register_bound` that runs [1500 µs, 2500 µs) — 264 blocks of 1024 threads, 64 registers: one
+// block an SM (registers), two full waves, coverage 1, est. occupancy 0.5. With `rank` >= 0 the
+// header says rank `rank` of 2 and the pid is 4242 + rank.
+std::string WriteSizedTrace(const std::string& path, int steps = 10, int rank = -1);
+
 // Adds a copy-bound loop to `b`: thread 100 (`thread_name`, the main thread) spends 20 ms per
 // step outside CUDA, then calls cudaMemcpyAsync (1 MiB, pageable source, stream 7, correlation =
 // step, 0.1 ms) whose copy runs from 0.2 to 5 ms after the call; step s's call has stack

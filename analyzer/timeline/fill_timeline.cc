@@ -8,16 +8,19 @@ namespace gs::analyzer {
 void FillTimeline::Accumulate(TimeNs until) {
   if (until <= now_) return;
   const double dt = static_cast<double>(until - now_);
-  coverage_ns_ += dt * std::min(1.0, coverage_sum_);
-  occupancy_ns_ += dt * std::min(1.0, occupancy_sum_);
+  // The sums are of non-negative fills: clamped, the drift of the subtractions never goes below 0.
+  const double coverage = std::clamp(coverage_sum_, 0.0, 1.0), occupancy = std::clamp(occupancy_sum_, 0.0, 1.0);
+  coverage_ns_ += dt * coverage;
+  occupancy_ns_ += dt * occupancy;
+  if (observer_ && !running_.empty()) observer_(FillPiece{now_, until, coverage, occupancy});
   now_ = until;
 }
 
 void FillTimeline::AdvanceTo(TimeNs t) {
   while (!running_.empty() && running_.top().end <= t) {
     const Running r = running_.top();
+    Accumulate(r.end);  // while r still runs
     running_.pop();
-    Accumulate(r.end);
     coverage_sum_ -= r.coverage;
     occupancy_sum_ -= r.occupancy;
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace gs::analyzer {
 namespace {
 
@@ -49,6 +51,34 @@ TEST(FillTimelineTest, ManyKernelsEndingInAnyOrder) {
   // ∫ = Σ duration × coverage when the sum never exceeds 1: 10 × 100 × 0.1.
   EXPECT_EQ(f.coverage_ns(), 100);
   EXPECT_EQ(f.occupancy_ns(), 50);
+}
+
+// The pieces are the integrals' terms: each stretch where the same kernels ran, in time order,
+// none where nothing ran, and they sum to coverage_ns() and occupancy_ns().
+TEST(FillTimelineTest, PiecesAreTheStretchesTheIntegralsSum) {
+  std::vector<FillPiece> pieces;
+  FillTimeline f;
+  f.set_piece_observer([&](const FillPiece& p) { pieces.push_back(p); });
+  f.Add(0, 100, 0.5, 0.2);
+  f.Add(50, 150, 0.7, 0.9);
+  f.Add(200, 220, 0.25, -1);  // after 50 ns with nothing running: no piece for the gap
+  EXPECT_EQ(f.coverage_ns(), 25 + 50 + 35 + 5);
+  ASSERT_EQ(pieces.size(), 4u);
+  const struct {
+    TimeNs start, end;
+    double coverage, occupancy;
+  } want[] = {{0, 50, 0.5, 0.2}, {50, 100, 1.0, 1.0}, {100, 150, 0.7, 0.9}, {200, 220, 0.25, 0.0}};
+  double covered = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    EXPECT_EQ(pieces[i].start, want[i].start) << i;
+    EXPECT_EQ(pieces[i].end, want[i].end) << i;
+    EXPECT_NEAR(pieces[i].coverage, want[i].coverage, 1e-12) << i;
+    EXPECT_NEAR(pieces[i].occupancy, want[i].occupancy, 1e-12) << i;
+    covered += static_cast<double>(pieces[i].end - pieces[i].start) * pieces[i].coverage;
+  }
+  EXPECT_NEAR(covered, 115, 1e-9);
+  f.occupancy_ns();  // already integrated: nothing more
+  EXPECT_EQ(pieces.size(), 4u);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // html_report.h — `gsanalyze html`: one self-contained HTML file (no network fetches at view time)
-// with the device timeline, the host threads under it, a flame graph of idle time by host stack,
-// the cause breakdown, copy and memory panels and the recommendations.
+// with the device timeline (how full the kernels kept each device shaded in its busy time), the
+// host threads under it, a flame graph of idle time by host stack, the cause breakdown, the
+// devices' SM coverage beside GPU-Util, the under-filled kernels, copy and memory panels and the
+// recommendations.
 //
 // The page carries two JSON documents and a small renderer (assets/report.js):
 //   "report"    the JSON report itself (analyzer/JSON.md), rendered by JsonReportFormat from the

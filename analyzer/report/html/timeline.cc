@@ -1,6 +1,7 @@
 #include "analyzer/report/html/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -83,20 +84,24 @@ void BucketGrid::Cover(TimeNs start, TimeNs end) {
   while (width_ < kMaxWidth && end > origin_ + width_ * static_cast<TimeNs>(buckets_)) Double(true);
 }
 
-void BucketGrid::AddSpan(std::vector<int64_t>* series, TimeNs start, TimeNs end) {
-  if (end <= start) return;
+int64_t BucketGrid::AddSpan(std::vector<int64_t>* series, TimeNs start, TimeNs end, double weight) {
+  if (end <= start) return 0;
   Cover(start, end);
   const TimeNs limit = origin_ + width_ * static_cast<TimeNs>(buckets_);
   start = std::max(start, origin_);
   end = std::min(end, limit);
-  if (end <= start) return;
+  if (end <= start) return 0;
+  int64_t added = 0;
   size_t b = static_cast<size_t>((start - origin_) / width_);
   for (TimeNs t = start; t < end && b < buckets_; ++b) {
     const TimeNs bucket_end = origin_ + width_ * static_cast<TimeNs>(b + 1);
     const TimeNs upto = std::min(end, bucket_end);
-    (*series)[b] += upto - t;
+    const int64_t ns = weight == 1.0 ? upto - t : std::llround(static_cast<double>(upto - t) * weight);
+    (*series)[b] += ns;
+    added += ns;
     t = upto;
   }
+  return added;
 }
 
 void BucketGrid::AddPoint(std::vector<int64_t>* series, TimeNs t) {
@@ -263,6 +268,10 @@ std::string Timeline::ToJson() const {
           first = false;
         }
         out += "}";
+        if (l.underfilled) {
+          absl::StrAppend(&out, ",\"underfilled_ns\":", l.underfilled_ns, ",\"underfilled\":");
+          AppendPerMille(&out, *l.underfilled, width);
+        }
         break;
       }
       case Lane::Kind::kStream:
@@ -402,6 +411,14 @@ void TimelineRecorder::OnInterval(uint32_t device, const IntervalVerdict& v) {
   t_.AddExact(&lane, {v.start, v.end, static_cast<uint32_t>(cause)});
 }
 
+void TimelineRecorder::OnFill(uint32_t device, const FillPiece& piece) {
+  const double empty = 1.0 - piece.coverage;  // the share of the device its kernels left without work
+  if (piece.end <= piece.start || empty <= 0) return;
+  Lane& lane = t_.DeviceLane(trace_, device);
+  if (!lane.underfilled) lane.underfilled = t_.grid().NewSeries();
+  lane.underfilled_ns += t_.grid().AddSpan(lane.underfilled, piece.start, piece.end, empty);
+}
+
 void TimelineRecorder::Finish(const std::string& trace_label, const std::vector<DeviceDescription>& devices) {
   std::map<uint32_t, std::string> device_names;
   for (const DeviceDescription& d : devices) device_names[d.index] = d.name;
@@ -428,6 +445,8 @@ void TimelineObserver::BeginTrace(size_t index, const TraceImporter& importer, c
 void TimelineObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) {
   recorder_->OnInterval(device, verdict);
 }
+
+void TimelineObserver::OnFillPiece(uint32_t device, const FillPiece& piece) { recorder_->OnFill(device, piece); }
 
 void TimelineObserver::EndTrace(size_t, const TraceImporter& importer, const TraceResult&) {
   recorder_->Finish(traces_ > 1 ? importer.info().Label() : std::string(), importer.info().devices);

@@ -15,7 +15,12 @@
 //
 // The recorder computes no analysis of its own: device idle intervals and their causes come from
 // TraceAnalyzer's interval observer (the same gaps and verdicts as the JSON report), and a
-// device's busy time in a bucket is its steady window minus those intervals.
+// device's busy time in a bucket is its steady window minus those intervals. How full the kernels
+// kept the device comes from its fill observer (timeline/fill_timeline.h FillPiece: the stretches
+// the report's SM coverage integrates): a device's under-filled time in a bucket is
+// ∫ (1 − min(1, Σ coverage of the running kernels)) dt over the time its sized kernels ran —
+// busy, but SMs without work. Summed over the buckets it is the time those kernels ran less
+// devices[].sm_coverage_busy_ns.
 //
 // Thread safety: none. Lifetimes: a TimelineRecorder refers to its Timeline, its downstream sink
 // and its tables, which must outlive it.
@@ -36,6 +41,7 @@
 #include "analyzer/model/record_sink.h"
 #include "analyzer/model/trace_tables.h"
 #include "analyzer/model/types.h"
+#include "analyzer/timeline/fill_timeline.h"
 
 namespace gs::analyzer::html {
 
@@ -56,8 +62,9 @@ class BucketGrid {
   explicit BucketGrid(size_t buckets);
   // A series: one value per bucket, created zeroed and rescaled with the grid. Owned by the grid.
   std::vector<int64_t>* NewSeries();
-  // Adds the overlap of [start, end) with each bucket (ns) to `series`.
-  void AddSpan(std::vector<int64_t>* series, TimeNs start, TimeNs end);
+  // Adds the overlap of [start, end) with each bucket (ns), times `weight` (rounded to the ns in
+  // each bucket), to `series`. Returns what it added.
+  int64_t AddSpan(std::vector<int64_t>* series, TimeNs start, TimeNs end, double weight = 1.0);
   // Adds 1 to the bucket holding `t`.
   void AddPoint(std::vector<int64_t>* series, TimeNs t);
 
@@ -93,6 +100,8 @@ struct Lane {
   // kStream: device work ns; kThread: ns inside API calls; kNvtx: ns inside outermost ranges.
   std::vector<int64_t>* busy = nullptr;
   std::array<std::vector<int64_t>*, kNumCauses> idle{};        // kDevice, per dominant cause
+  std::vector<int64_t>* underfilled = nullptr;                 // kDevice: busy ns with SMs left empty
+  TimeNs underfilled_ns = 0;                                   // kDevice: the series' sum
   std::array<std::vector<int64_t>*, kNumHostStates> states{};  // kThread: sample counts
   std::vector<Segment> exact;
   TimeNs busy_ns = 0;        // kStream/kThread: total
@@ -159,6 +168,8 @@ class TimelineRecorder final : public RecordSink {
   // before the analysis sees it.
   void OnNvtxRange(const NvtxRange& range) override;
   void OnInterval(uint32_t device, const IntervalVerdict& verdict);
+  // Hook to the analyzer's fill observer: the piece's under-filled time into the device's lane.
+  void OnFill(uint32_t device, const FillPiece& piece);
 
   // Names the lanes (threads from the tables, devices from `devices`); call after the trace is
   // read and while the tables live.
@@ -186,6 +197,7 @@ class TimelineObserver final : public TraceObserver {
   void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override;
   RecordSink* records() override { return recorder_.get(); }
   void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) override;
+  void OnFillPiece(uint32_t device, const FillPiece& piece) override;
   void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override;
 
  private:

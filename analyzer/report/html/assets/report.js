@@ -1,12 +1,14 @@
 // report.js — the HTML report's renderer (no libraries, no network). It reads two JSON documents
 // from the page: "gs-report" (gsanalyze's JSON report, analyzer/JSON.md) and "gs-timeline" (the
 // decimated lanes, analyzer/report/html/timeline.h), and draws:
-//   - the timeline on one canvas: per device its busy time and idle intervals coloured by cause,
-//     its streams, then the host threads (API calls; thread states when the trace has samples).
+//   - the devices' GPU-Util beside how full their kernels kept them (SM coverage, est. occupancy);
+//   - the timeline on one canvas: per device its busy time (a lighter shade where it was busy but
+//     under-filled: SMs without work) and idle intervals coloured by cause, its streams, then the
+//     host threads (API calls; thread states when the trace has samples).
 //     Each frame draws at most a few rectangles per pixel column and lane: where segments would be
 //     narrower than a pixel it draws per-pixel fractions from the bucket prefix sums instead;
 //   - an icicle flame graph of idle time by host stack (DOM elements: click to zoom, search);
-//   - the cause, recommendation, copy, memory and longest-interval panels.
+//   - the cause, recommendation, under-filled kernel, copy, memory and longest-interval panels.
 // window.gsReport exposes counts and actions for tests (analyzer/report/html/test/browser_test.py).
 (function () {
   "use strict";
@@ -21,7 +23,8 @@
   var STATE_COLORS = {
     unsampled: "#c7ccd4", cpu: "#0f766e", io_wait: "#f3a712", lock_wait: "#e4572e", sleep: "#9ecae1", other: "#9aa0a6"
   };
-  var BUSY_COLOR = "#2e9e5b", API_COLOR = "#3b82c4", NVTX_COLOR = "#c9a227", AXIS_HEIGHT = 22;
+  var BUSY_COLOR = "#2e9e5b", UNDERFILLED_COLOR = "#a9dcbc", API_COLOR = "#3b82c4", NVTX_COLOR = "#c9a227",
+    AXIS_HEIGHT = 22;
 
   // ---- formatting ------------------------------------------------------------------------------
   function fmtNs(ns) {
@@ -90,6 +93,31 @@
     (report.notes || []).forEach(function (n) { l.appendChild(el("div", "ok", n)); });
   }
 
+  // Per device: GPU-Util (a kernel ran) beside how full its kernels kept it, as the text report's
+  // "filled:" line says it (JSON.md devices[]: null where the trace gives no launch configurations
+  // or SM limits).
+  var fillCounts = { devices: 0, kernels: 0 };
+  function renderDevices() {
+    var box = document.getElementById("devices"), devices = report.devices || [];
+    var filled = devices.some(function (d) { return d.sm_coverage_utilization !== null && d.sm_coverage_utilization !== undefined; });
+    if (!devices.length) return;
+    var headers = ["device", { text: "GPU-Util", num: 1 }, { text: "steady state", num: 1 }];
+    if (filled) headers.push({ text: "filled: SM coverage", num: 1 }, { text: "est. occupancy ≤", num: 1 });
+    box.appendChild(table(headers, devices.map(function (d) {
+      var row = [d.label, pct(d.utilization || 0), pct(d.steady_utilization || 0)];
+      if (filled) {
+        var known = d.sm_coverage_utilization !== null && d.sm_coverage_utilization !== undefined;
+        if (known) fillCounts.devices++;
+        row.push(known ? pct(d.sm_coverage_utilization) : "–",
+                 d.est_occupancy_utilization !== null && d.est_occupancy_utilization !== undefined ? pct(d.est_occupancy_utilization) : "–");
+      }
+      return row;
+    })));
+    if (filled)
+      box.appendChild(el("div", "muted", "GPU-Util counts a device busy while any kernel runs; SM coverage counts the share " +
+        "of its SMs the running kernels gave blocks to, est. occupancy their resident warps (an upper bound)."));
+  }
+
   // ---- timeline model --------------------------------------------------------------------------
   // Times inside the page are relative to tl.start (doubles stay exact for spans below 104 days).
   var T0 = tl.start, SPAN = Math.max(1, tl.end - tl.start);
@@ -145,6 +173,7 @@
       lane.samplePeriod = count > 1 ? (last - first + 1) * WIDTH / count : WIDTH;
     }
     lane.exact = l.exact ? decodeExact(l.exact) : null;
+    lane.underfilled = l.underfilled ? prefix(l.underfilled) : null;
     if (l.work) { lane.work0 = l.work[0] - T0; lane.work1 = l.work[1] - T0; }
     lane.height = l.kind === "device" ? 24 : (lane.hasStates ? 26 : 16);
     return lane;
@@ -181,6 +210,7 @@
       box.appendChild(s);
     }
     item(BUSY_COLOR, "device busy");
+    if (lanes.some(function (l) { return l.underfilled; })) item(UNDERFILLED_COLOR, "device busy, under-filled (SMs without work)");
     tl.causes.forEach(function (c) { item(CAUSE_COLORS[c] || "#999", "idle: " + c.replace(/_/g, " ")); });
     item(API_COLOR, "host thread in a CUDA call");
     if (lanes.some(function (l) { return l.kind === "nvtx"; })) item(NVTX_COLOR, "NVTX range (outermost)");
@@ -188,8 +218,9 @@
       tl.states.forEach(function (s) { item(STATE_COLORS[s] || "#999", "thread " + s.replace(/_/g, " ")); });
   }
 
-  // Rectangles batched per colour: one fill per colour per frame.
-  function Batch() { this.paths = {}; }
+  // Rectangles batched per colour: one fill per colour per frame, in the order the colours first
+  // came, busy and under-filled first so that idle intervals are drawn over them.
+  function Batch() { this.paths = {}; this.paths[BUSY_COLOR] = []; this.paths[UNDERFILLED_COLOR] = []; }
   Batch.prototype.rect = function (color, x, y, w, h) {
     var p = this.paths[color] || (this.paths[color] = []);
     p.push(x, y, w, h);
@@ -204,7 +235,7 @@
       for (var i = 0; i < p.length; i += 4) ctx.rect(p[i], p[i + 1], p[i + 2], p[i + 3]);
       ctx.fill();
     });
-    this.paths = {};
+    Batch.call(this);
   };
 
   // Exact segments when they are wider than a pixel on average in view and the buckets would be
@@ -244,6 +275,7 @@
         if (lane.work0 !== undefined && lane.work1 > view.t0 && lane.work0 < view.t1) {
           var bx0 = Math.max(0, (lane.work0 - view.t0) / nsPerPx), bx1 = Math.min(width, (lane.work1 - view.t0) / nsPerPx);
           batch.rect(BUSY_COLOR, bx0, top, Math.max(1, bx1 - bx0), h);
+          drawUnderfilled(batch, lane, top, h, width, nsPerPx, Math.floor(bx0), Math.ceil(bx1), null);
         }
         drawExact(batch, lane.exact, top, h, function (c) { return CAUSE_COLORS[tl.causes[c]] || "#999"; }, nsPerPx);
         return;
@@ -254,6 +286,7 @@
         var norm = 1000 * (t1 - t0) / WIDTH, yy = top + h;
         f = rangeSum(lane.busy, t0, t1) / norm;
         if (f > 0.001) { var bh = Math.max(1, f * h); yy -= bh; batch.rect(BUSY_COLOR, x, yy, 1, bh); }
+        if (f > 0.001 && lane.underfilled) drawUnderfilled(batch, lane, top, h, width, nsPerPx, x, x + 1, f);
         for (var k = 0; k < causes.length; k++) {
           f = rangeSum(lane.idle[causes[k]], t0, t1) / norm;
           if (f > 0.001) { var ih = Math.max(1, f * h); yy -= ih; batch.rect(CAUSE_COLORS[causes[k]] || "#999", x, yy, 1, ih); }
@@ -286,6 +319,18 @@
         }
         if (best) batch.rect(STATE_COLORS[best] || "#999", x, top + rowH + 2, step, h - rowH - 2);
       }
+    }
+  }
+
+  // The under-filled share of each pixel column in [x0, x1), from the bottom of the lane: inside the
+  // busy bar (at most `busy` of the lane when given).
+  function drawUnderfilled(batch, lane, top, h, width, nsPerPx, x0, x1, busy) {
+    if (!lane.underfilled) return;
+    var norm = 1000 * nsPerPx / WIDTH;
+    for (var x = Math.max(0, x0); x < Math.min(width, x1); x++) {
+      var t0 = view.t0 + x * nsPerPx, f = rangeSum(lane.underfilled, t0, t0 + nsPerPx) / norm;
+      if (busy !== null) f = Math.min(f, busy);
+      if (f > 0.001) { var fh = Math.max(1, Math.min(1, f) * h); batch.rect(UNDERFILLED_COLOR, x, top + h - fh, 1, fh); }
     }
   }
 
@@ -382,6 +427,7 @@
     }
     var t0 = t - nsPerPx / 2, t1 = t + nsPerPx / 2, norm = 1000 * nsPerPx / WIDTH;
     s += "\n" + (lane.kind === "thread" ? "in CUDA calls " : lane.kind === "nvtx" ? "in ranges " : "busy ") + pct(Math.min(1, rangeSum(lane.busy, t0, t1) / norm));
+    if (lane.underfilled) s += "\nbusy but under-filled " + pct(Math.min(1, rangeSum(lane.underfilled, t0, t1) / norm));
     Object.keys(lane.idle).forEach(function (c) {
       var f = rangeSum(lane.idle[c], t0, t1) / norm;
       if (f > 0.001) s += "\nidle " + c + " " + pct(f);
@@ -523,6 +569,35 @@
       box.appendChild(d);
     });
   }
+  // The launch configurations that left the most of their device empty (JSON.md kernel_configs[],
+  // as the text report's "Under-filled kernels").
+  function limiterText(k) {
+    var l = k.limiter || "";
+    return l.indexOf("registers") >= 0 ? "registers" : l.indexOf("shared_memory") >= 0 ? "shared memory"
+      : l.indexOf("warps") >= 0 ? "warps" : "block slots";
+  }
+  function renderKernels() {
+    var box = document.getElementById("kernels"), configs = report.kernel_configs || [];
+    var rows = configs.filter(function (k) { return k.underfilled_ns > 0; });
+    fillCounts.kernels = rows.length;
+    if (!configs.length) { box.appendChild(el("div", "muted", "The trace gives no launch configurations.")); return; }
+    if (!rows.length) { box.appendChild(el("div", "muted", "No kernel left SMs without work.")); return; }
+    box.appendChild(table(["kernel", { text: "grid", num: 1 }, { text: "block", num: 1 }, { text: "launches", num: 1 },
+      { text: "under-filled", num: 1 }, { text: "coverage", num: 1 }, { text: "blocks/SM", num: 1 }, { text: "waves", num: 1 },
+      "launched from"],
+      rows.map(function (k) {
+        // From the launch site on, as the text report's "launched from" (JSON.md stacks[].site).
+        var top = k.stacks && k.stacks.length ? k.stacks[0] : null;
+        var site = top && top.frames.length
+          ? top.frames.slice(top.site || 0, (top.site || 0) + 2).map(frameText).join(" ← ") : "–";
+        var name = el("span", "", k.name.length > 60 ? k.name.slice(0, 59) + "…" : k.name);
+        name.title = k.name;
+        return [name, k.grid.join("×"), k.block.join("×"), String(k.count), fmtNs(k.underfilled_ns),
+          pct(k.wave_coverage) + " of " + k.sms + " SMs",
+          k.active_blocks_per_sm !== null ? k.active_blocks_per_sm + " (" + limiterText(k) + ")" : "–",
+          k.waves !== null ? String(k.waves) : "–", site];
+      })));
+  }
   function renderCopies() {
     var box = document.getElementById("copies"), c = report.copies || {};
     if (!c.directions || !c.directions.length) { box.appendChild(el("div", "muted", "No copies.")); return; }
@@ -562,6 +637,7 @@
 
   // ---- start -------------------------------------------------------------------------------------
   renderSummary();
+  renderDevices();
   renderLegend();
   renderLabels();
   wireTimeline();
@@ -569,6 +645,7 @@
   buildFlame();
   renderCauses();
   renderRecommendations();
+  renderKernels();
   renderCopies();
   renderMemory();
   renderIntervals();
@@ -583,6 +660,9 @@
     setView: function (t0, t1) { setView(t0, t1); draw(); },
     zoom: function (factor) { zoom(factor); draw(); },
     draw: draw,
+    // Devices shown with an SM coverage, under-filled kernel rows, device lanes with the shade.
+    fill: { devices: fillCounts.devices, kernels: fillCounts.kernels,
+            lanes: lanes.filter(function (l) { return l.underfilled; }).length },
     flame: {
       nodes: flame.nodes.length,
       focus: function () { return flame.focus; },

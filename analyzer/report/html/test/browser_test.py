@@ -16,6 +16,9 @@ fd 4 out, NUL-terminated JSON), loads the report from a file:// URL and checks:
   - the timeline's lanes: one per device (len(devices) of `gsanalyze report --json`), device lanes
     carrying intervals.count idle intervals, stream lanes carrying kernels+copies+memsets; for the
     simgpu trace also the streams and host threads the Chrome export names, and its API calls;
+  - how full the kernels kept the devices: the devices' SM coverage rows and the under-filled
+    kernel rows as `report --json` has them, the timeline's under-filled shade only on devices
+    with SM coverage, and its legend entry;
   - the flame graph has one element per node of the report's stack tree (the tree as embedded,
     checked against `report --json`'s own tree where both keep a node), a real mouse click on a
     frame zooms to it (it becomes the focus and spans the graph's width), the search finds frames;
@@ -336,6 +339,23 @@ def check_page(browser, rep, embedded, args, trace, work):
     else:
         gstest.check(browser.eval("gsReport.exact") is False,
                      "a million-record trace should be over the exact-segment budget (decimated)")
+
+    # How full the kernels kept the devices (JSON.md devices[] and kernel_configs[]): a device row
+    # with an SM coverage for each device the report gives one, a table row for each launch
+    # configuration that left SMs without work, and the under-filled shade (with its legend entry)
+    # on device lanes only where the report has SM coverage.
+    fill = browser.eval("gsReport.fill")
+    print("fill: %s" % fill)
+    covered = sum(1 for d in rep["devices"] if d.get("sm_coverage_utilization") is not None)
+    underfilled = sum(1 for k in rep["kernel_configs"] if k["underfilled_ns"] > 0)
+    gstest.check(fill["devices"] == covered, "devices with an SM coverage: page %d, report %d" % (fill["devices"], covered))
+    gstest.check(fill["kernels"] == underfilled and
+                 browser.eval("Math.max(0, document.querySelectorAll('#kernels tr').length - 1)") == underfilled,
+                 "under-filled kernel rows: %s, report %d" % (fill["kernels"], underfilled))
+    gstest.check(fill["lanes"] <= covered, "%d device lanes shaded under-filled, %d devices with SM coverage" % (
+        fill["lanes"], covered))
+    legend = browser.eval("document.getElementById('legend').textContent")
+    gstest.check(("under-filled" in legend) == (fill["lanes"] > 0), "legend: %r with %d shaded lanes" % (legend, fill["lanes"]))
 
     # A frame at the widest zoom, timed; its rectangles are bounded by pixels, not events.
     frame = browser.eval("""(() => { gsReport.setView(0, gsReport.view().span); const t = performance.now();

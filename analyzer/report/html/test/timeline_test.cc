@@ -70,7 +70,9 @@ Recorded Record(SyntheticTrace& t, const TimelineOptions& options) {
   Timeline timeline(options);
   TraceAnalyzer analyzer(analysis_options, t.tables());
   TimelineRecorder recorder(&timeline, 0, t.tables(), &analyzer);
+  analyzer.SetDevices(t.info().devices);
   analyzer.set_interval_observer([&](uint32_t d, const IntervalVerdict& v) { recorder.OnInterval(d, v); });
+  analyzer.set_fill_observer([&](uint32_t d, const FillPiece& p) { recorder.OnFill(d, p); });
   for (const ApiCall& c : t.calls()) recorder.OnApiCall(c);
   for (const GpuActivity& a : t.activities()) recorder.OnActivity(a);
   AnalysisBuilder builder(analysis_options);
@@ -115,6 +117,41 @@ TEST(TimelineRecorderTest, DeviceLaneHoldsTheAnalysisIdleIntervals) {
   const double busy = static_cast<double>(permille) * static_cast<double>(width) / 1000;
   const double want = static_cast<double>(r.analysis.devices[0].steady_wall_ns - r.analysis.devices[0].steady_idle_ns);
   EXPECT_NEAR(busy, want, want * 0.02 + static_cast<double>(width) * 2);
+  EXPECT_FALSE(device->Has("underfilled")) << "no launch configurations, no fill";
+}
+
+// Busy is not full: on a 4-SM device a kernel of B blocks covers min(1, B/4) of it, and the device
+// lane's under-filled series holds, per bucket, ∫ (1 − min(1, Σ coverage)) dt while kernels run.
+TEST(TimelineRecorderTest, DeviceLaneHoldsTheUnderFilledBusyTime) {
+  SyntheticTrace t;
+  t.AddDevice(0, 4);
+  const uint32_t quarter = t.Config(1, 128), half = t.Config(2, 128), three = t.Config(3, 128), full = t.Config(8, 128);
+  t.Kernel(1024, 3072, 0, 7).launch_config = quarter;
+  t.Kernel(2048, 4096, 0, 8).launch_config = half;
+  t.Kernel(5120, 6144, 0, 7).launch_config = full;
+  t.Kernel(6144, 7168, 0, 7).launch_config = half;
+  t.Kernel(6144, 7168, 0, 8).launch_config = three;  // with the half: 1.25, a full device
+  TimelineOptions options;
+  options.buckets = 8;  // 1024 ns each from 1024 on: one bucket per microsecond above
+  Recorded r = Record(t, options);
+  ASSERT_EQ(r.timeline["width"].as_int(), 1024);
+  ASSERT_EQ(r.timeline["origin"].as_int(), 1024);
+  const Json* device = FindLane(r.timeline, "device");
+  ASSERT_NE(device, nullptr);
+  ASSERT_TRUE(device->Has("underfilled"));
+  // [1024, 2048): 1/4 covered, 768 ns empty; [2048, 3072): 1/4 + 1/2, 256 ns; [3072, 4096): 1/2,
+  // 512 ns; [4096, 5120) idle; the full kernel, then the two that fill the device together: 0.
+  std::vector<int64_t> permille;
+  for (const Json& v : (*device)["underfilled"].items()) permille.push_back(v.as_int());
+  EXPECT_EQ(permille, (std::vector<int64_t>{750, 250, 500, 0, 0, 0, 0, 0}));
+  EXPECT_EQ((*device)["underfilled_ns"].as_int(), 768 + 256 + 512);
+  // The kernels' busy time less the time the report's SM coverage counts: 5120 − 3584 ns.
+  ASSERT_EQ(r.analysis.devices.size(), 1u);
+  const DeviceSummary& d = r.analysis.devices[0];
+  ASSERT_TRUE(d.has_fill);
+  EXPECT_EQ(d.compute_busy_ns, 5120);
+  EXPECT_EQ(d.sm_coverage_busy_ns, 3584);
+  EXPECT_EQ((*device)["underfilled_ns"].as_int(), d.compute_busy_ns - d.sm_coverage_busy_ns);
 }
 
 TEST(TimelineRecorderTest, OverTheExactBudgetEveryLaneFallsBackToBuckets) {
