@@ -258,7 +258,8 @@ void UnderfilledKernels(const Analysis& a, Writer* w) {
     const KernelConfigStats& k = a.kernel_configs[i];
     if (k.underfilled_ns <= 0) break;
     const LaunchConfig& c = k.config;
-    std::string name = k.name.size() > 48 ? k.name.substr(0, 47) + "…" : k.name;
+    const std::string full = k.DisplayName();
+    std::string name = full.size() > 48 ? full.substr(0, 47) + "…" : full;
     std::string shape = absl::StrCat("grid ", c.grid[0], "x", c.grid[1], "x", c.grid[2], " block ", c.block[0], "x",
                                      c.block[1], "x", c.block[2]);
     std::string fill = absl::StrCat("coverage ", FormatPercent(k.fill.wave_coverage), " of ", k.sm_count, " SMs");

@@ -63,7 +63,7 @@ struct DeviceSummary {
 struct KernelConfigStats {
   size_t trace = 0;               // index into Analysis::traces
   uint32_t device = 0;
-  std::string name;
+  std::string name;               // "" where the trace has none (the agent's event-pair fallback)
   LaunchConfig config;
   uint64_t count = 0;
   TimeNs total_ns = 0;
@@ -77,6 +77,8 @@ struct KernelConfigStats {
     TimeNs underfilled_ns = 0;
   };
   std::vector<LaunchSite> stacks; // most under-filled time first (a few)
+  // The name for people: the kernel's, or what stands for it where the trace has none.
+  std::string DisplayName() const { return name.empty() ? "(unnamed kernel: timed by event pairs)" : name; }
 };
 
 struct CauseShare {

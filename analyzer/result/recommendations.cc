@@ -250,7 +250,7 @@ void SmallGrids(const Facts& f, std::vector<Recommendation>* out) {
   Recommendation r;
   r.kind = "small_grid";
   r.est_gain_ns = k->underfilled_ns;
-  r.text = absl::StrCat(k->count, k->count == 1 ? " launch of `" : " launches of `", k->name, "` (", Shape(*k), " on ", k->sm_count, " SMs: ",
+  r.text = absl::StrCat(k->count, k->count == 1 ? " launch of `" : " launches of `", k->DisplayName(), "` (", Shape(*k), " on ", k->sm_count, " SMs: ",
                         FormatPercent(k->fill.sm_coverage), " of them given work) ran ", FormatDuration(k->total_ns),
                         LaunchedFrom(*k), "; the device stood ", FormatDuration(k->underfilled_ns), " under-filled (",
                         FormatPercent(static_cast<double>(k->underfilled_ns) / compute),
@@ -274,7 +274,7 @@ void PartialWave(const Facts& f, std::vector<Recommendation>* out) {
   Recommendation r;
   r.kind = "partial_wave";
   r.est_gain_ns = k->underfilled_ns;
-  r.text = absl::StrCat("`", k->name, "` (", k->count, k->count == 1 ? " launch, " : " launches, ",
+  r.text = absl::StrCat("`", k->DisplayName(), "` (", k->count, k->count == 1 ? " launch, " : " launches, ",
                         FormatDuration(k->total_ns), LaunchedFrom(*k),
                         ") runs ", Shape(*k), " as ", full, full == 1 ? " full wave of " : " full waves of ", per_wave, " (", k->sm_count, " SMs × ",
                         k->occupancy.active_blocks, " blocks) and a last one of ", last, " blocks: ",
@@ -299,7 +299,7 @@ void ResourceLimited(const Facts& f, std::vector<Recommendation>* out) {
   Recommendation r;
   r.kind = "resource_limited";
   r.text = absl::StrCat(
-      "`", k->name, "` (", FormatDuration(k->total_ns), " in ", k->count, k->count == 1 ? " launch" : " launches",
+      "`", k->DisplayName(), "` (", FormatDuration(k->total_ns), " in ", k->count, k->count == 1 ? " launch" : " launches",
       LaunchedFrom(*k), ") fits ",
       k->occupancy.active_blocks, k->occupancy.active_blocks == 1 ? " block" : " blocks", " of ",
       k->config.threads_per_block(), " threads an SM (theoretical occupancy ",

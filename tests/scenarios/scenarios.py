@@ -183,6 +183,11 @@ SCENARIOS = {
     "under_filled": dict(fill=dict(first="one_block_reduce", first_site="launch_one_block",
                                    kernels=["one_block_reduce", "partial_wave_scale",
                                             "full_grid_scale", "register_bound_mix"])),
+    # The same with CUPTI off: the event-pair fallback knows each launch's grid and block (the
+    # interposed call), not the kernel's name or registers, so its rows are per configuration
+    # with SM coverage min(1, blocks / SMs) and no occupancy.
+    "under_filled_event_pairs": dict(workload="under_filled", env={"GS_CUPTI": "off"},
+                                     fill=dict(event_pairs=True, first_site="launch_one_block")),
 }
 
 # simgpu's device: an H100 SXM's SM limits (tests/simgpu/driver/device_properties.cc).
@@ -558,6 +563,8 @@ def check_fill(rep, truth, spec, at, paths):
     """Each planted kernel's row of kernel_configs against the hand computation from the launch
     simgpu recorded (grid, block, the registers it read from the cubin), and the ranking."""
     fill = spec["fill"]
+    if fill.get("event_pairs"):
+        return check_fill_event_pairs(rep, truth, fill, at, paths)
     ops = read_truth(truth, rep["traces"][0]["pid"])
     rows = {r["name"]: r for r in rep.get("kernel_configs", [])}
     dev = rep["devices"][0]
@@ -589,6 +596,37 @@ def check_fill(rep, truth, spec, at, paths):
         at.check(fill["first"] in first["name"] and any(fill["first_site"] in f for f in frames),
                  "first under-filled kernel %s launched from %s, expected %s from %s %s" % (
                      first["name"], frames[:3], fill["first"], fill["first_site"], paths), False)
+
+
+def check_fill_event_pairs(rep, truth, fill, at, paths):
+    """Without CUPTI: one row per launch configuration the truth has (kernels of one
+    configuration together), each with min(1, blocks / SMs) and no occupancy figures; the one-block
+    launch first, from its planted site."""
+    ops = [o for o in read_truth(truth, rep["traces"][0]["pid"]) if o.get("kind") == "kernel"]
+    launches = {}
+    for o in ops:
+        key = (tuple(o["grid"]), tuple(o["block"]))
+        launches[key] = launches.get(key, 0) + 1
+    rows = {(tuple(r["grid"]), tuple(r["block"])): r for r in rep.get("kernel_configs", [])}
+    at.check(sorted(rows) == sorted(launches), "configurations: report %s, truth %s %s" % (
+        sorted(rows), sorted(launches), paths), False)
+    for key, count in launches.items():
+        row = rows.get(key)
+        if row is None:
+            continue
+        blocks = key[0][0] * key[0][1] * key[0][2]
+        want = (count, "", None, None, None, min(1.0, blocks / H100_SMS))
+        got = (row["count"], row["name"], row["registers_per_thread"], row["active_blocks_per_sm"],
+               row["waves"], row["wave_coverage"])
+        at.check(got[:5] == want[:5] and abs(got[5] - want[5]) < 1e-6,
+                 "configuration %s: (count, name, registers, blocks/SM, waves, coverage) %r, by hand %r %s"
+                 % (key, got, want, paths), False)
+    configs = rep.get("kernel_configs", [])
+    if at.check(configs, "no kernel_configs %s" % paths, False):
+        frames = [f.get("function", "") for s in configs[0]["stacks"][:1] for f in s["frames"]]
+        at.check(configs[0]["grid"] == [1, 1, 1] and any(fill["first_site"] in f for f in frames),
+                 "first under-filled configuration %s from %s, expected the one-block launch from %s %s"
+                 % (configs[0]["grid"], frames[:3], fill["first_site"], paths), False)
 
 
 def check_healthy(rep, at, paths):

@@ -590,8 +590,10 @@
         var top = k.stacks && k.stacks.length ? k.stacks[0] : null;
         var site = top && top.frames.length
           ? top.frames.slice(top.site || 0, (top.site || 0) + 2).map(frameText).join(" ← ") : "–";
-        var name = el("span", "", k.name.length > 60 ? k.name.slice(0, 59) + "…" : k.name);
-        name.title = k.name;
+        // A trace without kernel names (the agent's event-pair fallback): as the text report says it.
+        var shown = k.name || "(unnamed kernel: timed by event pairs)";
+        var name = el("span", "", shown.length > 60 ? shown.slice(0, 59) + "…" : shown);
+        name.title = shown;
         return [name, k.grid.join("×"), k.block.join("×"), String(k.count), fmtNs(k.underfilled_ns),
           pct(k.wave_coverage) + " of " + k.sms + " SMs",
           k.active_blocks_per_sm !== null ? k.active_blocks_per_sm + " (" + limiterText(k) + ")" : "–",
