@@ -76,24 +76,7 @@ TEST(AnalyzeTracesTest, AgentTraceLaunchConfigurationsSayHowFullTheKernelsKeptTh
   const uint32_t big_site = b->InternStackOfFunctions({"launch_big", "main"});
   const uint32_t tiny = b->InternString("tiny_kernel"), big = b->InternString("register_bound");
   b->FlushChunk();  // a first chunk without the device
-  // H100 SXM limits (CUDA C Programming Guide, compute capability 9.0).
-  pb::DeviceInfo d;
-  d.set_index(0);
-  d.set_name("H100");
-  d.set_sm_count(132);
-  d.set_compute_major(9);
-  d.set_max_threads_per_block(1024);
-  d.set_max_threads_per_sm(2048);
-  d.set_warp_size(32);
-  d.set_registers_per_block(65536);
-  d.set_registers_per_sm(65536);
-  d.set_max_blocks_per_sm(32);
-  d.set_shared_memory_per_block(49152);
-  d.set_shared_memory_per_block_optin(232448);
-  d.set_shared_memory_per_sm(233472);
-  d.set_reserved_shared_memory_per_block(1024);
-  d.set_has_reserved_shared_memory(true);
-  b->AddDevice(d);
+  b->AddDevice(testing::H100Device(0));
   pb::LaunchConfig one_block;  // 1 block of 256 threads: 1 of 132 SMs
   one_block.set_id(1);
   one_block.set_grid_x(1), one_block.set_grid_y(1), one_block.set_grid_z(1);

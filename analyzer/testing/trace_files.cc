@@ -188,20 +188,10 @@ std::string WriteNotATrace(const std::string& path) {
   return out ? "" : "write failed";
 }
 
-std::string WriteSizedTrace(const std::string& path, int steps, int rank) {
-  tr::TraceHeader h = Header();
-  h.clear_devices();  // described in the first chunk, with its limits, as the agent does
-  if (rank >= 0) {
-    h.set_rank(rank);
-    h.set_world_size(2);
-    h.set_pid(4242 + rank);
-  }
-  std::string error;
-  auto b = TraceBuilder::Create(path, h, TraceBuilder::Options(), &error);
-  if (!b) return error;
-  // H100 SXM (CUDA C Programming Guide, compute capability 9.0).
+gpustall::trace::DeviceInfo H100Device(uint32_t index) {
+  // H100 SXM (CUDA C Programming Guide, compute capability 9.0; 132 SMs: the H100 whitepaper).
   tr::DeviceInfo d;
-  d.set_index(0);
+  d.set_index(index);
   d.set_name("H100");
   d.set_sm_count(132);
   d.set_compute_major(9);
@@ -217,7 +207,21 @@ std::string WriteSizedTrace(const std::string& path, int steps, int rank) {
   d.set_shared_memory_per_sm(233472);
   d.set_reserved_shared_memory_per_block(1024);
   d.set_has_reserved_shared_memory(true);
-  b->AddDevice(d);
+  return d;
+}
+
+std::string WriteSizedTrace(const std::string& path, int steps, int rank) {
+  tr::TraceHeader h = Header();
+  h.clear_devices();  // described in the first chunk, with its limits, as the agent does
+  if (rank >= 0) {
+    h.set_rank(rank);
+    h.set_world_size(2);
+    h.set_pid(4242 + rank);
+  }
+  std::string error;
+  auto b = TraceBuilder::Create(path, h, TraceBuilder::Options(), &error);
+  if (!b) return error;
+  b->AddDevice(H100Device(0));
   tr::LaunchConfig tiny;
   tiny.set_id(1);
   tiny.set_grid_x(1), tiny.set_grid_y(1), tiny.set_grid_z(1);

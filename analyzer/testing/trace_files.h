@@ -29,6 +29,9 @@ std::string WriteNewerSchemaTrace(const std::string& path);
 // A text file.
 std::string WriteNotATrace(const std::string& path);
 
+// An H100 SXM's DeviceInfo, SM limits included, as the agent writes a device (ordinal `index`).
+gpustall::trace::DeviceInfo H100Device(uint32_t index);
+
 // Kernels that say how full they keep the device: an agent trace of an H100 (132 SMs, compute
 // capability 9.0, its SM limits written as the agent writes them, 1 KiB reserved shared memory a
 // block) whose kernels carry launch configurations. Step s (s = 0..steps-1) starts at
