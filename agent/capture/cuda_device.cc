@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include "agent/capture/capture_thread_state.h"
+#include "agent/core/fork_gate.h"
 
 namespace gs {
 namespace {
@@ -22,7 +23,10 @@ struct Driver {
 
 // The mapped driver's functions, looked up once (a driver is never unmapped while a process has
 // contexts; one mapped later, after a first failed look, is found on the next call).
+// The loader's lock is taken by dlopen, dlsym and dlclose: under the fork gate, so that a child
+// forked meanwhile does not inherit it held (fork_gate.h).
 bool FindDriver(Driver* d) {
+  MutexLock gate(&g_fork_gate);
   void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (handle == nullptr) return false;
   d->get = reinterpret_cast<GetFn>(dlsym(handle, "cuDeviceGet"));

@@ -11,6 +11,7 @@
 // is not harmless is a libc or loader lock held by the vanished writer thread; those calls hold
 // this gate instead, for microseconds:
 //   - dl_iterate_phdr (ModuleMap: the loader's list lock; a child's dlopen would hang),
+//   - dlopen(RTLD_NOLOAD)/dlsym/dlclose of the mapped CUDA driver (agent/capture/cuda_device.cc),
 //   - atexit (the late exit-handler registration: libc's exit-handler list lock; exit would hang),
 //   - the fault guard's install spin (agent/python/fault_guard.cc).
 // malloc's and stdio's locks need no gate: glibc's fork takes and resets them itself.
