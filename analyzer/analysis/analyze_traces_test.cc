@@ -77,20 +77,10 @@ TEST(AnalyzeTracesTest, AgentTraceLaunchConfigurationsSayHowFullTheKernelsKeptTh
   const uint32_t tiny = b->InternString("tiny_kernel"), big = b->InternString("register_bound");
   b->FlushChunk();  // a first chunk without the device
   b->AddDevice(testing::H100Device(0));
-  pb::LaunchConfig one_block;  // 1 block of 256 threads: 1 of 132 SMs
-  one_block.set_id(1);
-  one_block.set_grid_x(1), one_block.set_grid_y(1), one_block.set_grid_z(1);
-  one_block.set_block_x(256), one_block.set_block_y(1), one_block.set_block_z(1);
-  one_block.set_registers_per_thread(32);
-  one_block.set_has_resources(true);
-  pb::LaunchConfig register_bound;  // 1024 threads × 64 registers = the SM's 65536: 1 block per SM
-  register_bound.set_id(2);
-  register_bound.set_grid_x(133), register_bound.set_grid_y(1), register_bound.set_grid_z(1);
-  register_bound.set_block_x(1024), register_bound.set_block_y(1), register_bound.set_block_z(1);
-  register_bound.set_registers_per_thread(64);
-  register_bound.set_has_resources(true);
-  b->AddLaunchConfig(one_block);
-  b->AddLaunchConfig(register_bound);
+  // 1 block of 256 threads: 1 of 132 SMs.
+  b->AddLaunchConfig(testing::LaunchConfigMessage(1, 1, 256, 32, 0, 0));
+  // 1024 threads × 64 registers = the SM's 65536: 1 block per SM.
+  b->AddLaunchConfig(testing::LaunchConfigMessage(2, 133, 1024, 64, 0, 0));
   uint64_t t = 1'000'100'000;
   uint32_t corr = 1;
   for (int i = 0; i < 10; ++i) {

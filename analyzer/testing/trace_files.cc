@@ -188,6 +188,20 @@ std::string WriteNotATrace(const std::string& path) {
   return out ? "" : "write failed";
 }
 
+gpustall::trace::LaunchConfig LaunchConfigMessage(uint32_t id, uint32_t grid_x, uint32_t block_x,
+                                                  uint32_t registers, uint32_t static_shared,
+                                                  uint32_t dynamic_shared) {
+  tr::LaunchConfig c;
+  c.set_id(id);
+  c.set_grid_x(grid_x), c.set_grid_y(1), c.set_grid_z(1);
+  c.set_block_x(block_x), c.set_block_y(1), c.set_block_z(1);
+  c.set_registers_per_thread(registers);
+  c.set_static_shared_memory(static_shared);
+  c.set_dynamic_shared_memory(dynamic_shared);
+  c.set_has_resources(true);
+  return c;
+}
+
 gpustall::trace::DeviceInfo H100Device(uint32_t index) {
   // H100 SXM (CUDA C Programming Guide, compute capability 9.0; 132 SMs: the H100 whitepaper).
   tr::DeviceInfo d;
@@ -222,22 +236,8 @@ std::string WriteSizedTrace(const std::string& path, int steps, int rank) {
   auto b = TraceBuilder::Create(path, h, TraceBuilder::Options(), &error);
   if (!b) return error;
   b->AddDevice(H100Device(0));
-  tr::LaunchConfig tiny;
-  tiny.set_id(1);
-  tiny.set_grid_x(1), tiny.set_grid_y(1), tiny.set_grid_z(1);
-  tiny.set_block_x(256), tiny.set_block_y(1), tiny.set_block_z(1);
-  tiny.set_registers_per_thread(32);
-  tiny.set_static_shared_memory(2048);
-  tiny.set_dynamic_shared_memory(4096);
-  tiny.set_has_resources(true);
-  tr::LaunchConfig big;
-  big.set_id(2);
-  big.set_grid_x(264), big.set_grid_y(1), big.set_grid_z(1);
-  big.set_block_x(1024), big.set_block_y(1), big.set_block_z(1);
-  big.set_registers_per_thread(64);
-  big.set_has_resources(true);
-  b->AddLaunchConfig(tiny);
-  b->AddLaunchConfig(big);
+  b->AddLaunchConfig(LaunchConfigMessage(1, 1, 256, 32, 2048, 4096));   // tiny
+  b->AddLaunchConfig(LaunchConfigMessage(2, 264, 1024, 64, 0, 0));     // big
   Writer w{b.get()};
   const uint32_t launch_fn = b->InternApiFunction("cudaLaunchKernel", tr::API_CLASS_LAUNCH);
   const uint32_t tiny_site = b->InternStackOfFunctions({"cudaLaunchKernel", "launch_tiny@sized.cc:10", "main@sized.cc:40"});

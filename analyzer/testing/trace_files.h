@@ -31,6 +31,11 @@ std::string WriteNotATrace(const std::string& path);
 
 // An H100 SXM's DeviceInfo, SM limits included, as the agent writes a device (ordinal `index`).
 gpustall::trace::DeviceInfo H100Device(uint32_t index);
+// A one-dimensional launch configuration (grid_x × 1 × 1 blocks of block_x × 1 × 1 threads) whose
+// registers and shared memory are known, as the agent interns one (Chunk.launch_configs).
+gpustall::trace::LaunchConfig LaunchConfigMessage(uint32_t id, uint32_t grid_x, uint32_t block_x,
+                                                  uint32_t registers, uint32_t static_shared,
+                                                  uint32_t dynamic_shared);
 
 // Kernels that say how full they keep the device: an agent trace of an H100 (132 SMs, compute
 // capability 9.0, its SM limits written as the agent writes them, 1 KiB reserved shared memory a

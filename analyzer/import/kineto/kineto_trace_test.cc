@@ -95,17 +95,22 @@ struct Analysed {
   TraceResult result;
 };
 
+// The analysis of an opened trace, its devices' SM limits given as analyze_traces.cc gives them.
+TraceResult AnalyseTrace(KinetoTrace& trace) {
+  static const AnalysisOptions options;
+  TraceAnalyzer analyzer(options, trace.tables());
+  analyzer.SetDevices(trace.info().devices);
+  EXPECT_TRUE(trace.ReadAll(&analyzer).ok());
+  return analyzer.Finish(trace.info());
+}
+
 Analysed Analyse(const std::string& path) {
   absl::StatusOr<std::unique_ptr<KinetoTrace>> t = KinetoTrace::Open(path);
   EXPECT_TRUE(t.ok()) << t.status();
   Analysed out;
   if (!t.ok()) return out;
   out.trace = std::move(*t);
-  static const AnalysisOptions options;
-  TraceAnalyzer analyzer(options, out.trace->tables());
-  analyzer.SetDevices(out.trace->info().devices);
-  EXPECT_TRUE(out.trace->ReadAll(&analyzer).ok());
-  out.result = analyzer.Finish(out.trace->info());
+  out.result = AnalyseTrace(*out.trace);
   return out;
 }
 
@@ -436,11 +441,7 @@ TEST(KinetoTraceTest, LaunchConfigurationsSayHowFullTheKernelsKeptTheDevice) {
               device),
       "planted.json");
   ASSERT_TRUE(t.ok()) << t.status();
-  static const AnalysisOptions options;
-  TraceAnalyzer analyzer(options, (*t)->tables());
-  analyzer.SetDevices((*t)->info().devices);
-  ASSERT_TRUE((*t)->ReadAll(&analyzer).ok());
-  TraceResult r = analyzer.Finish((*t)->info());
+  TraceResult r = AnalyseTrace(**t);
   ASSERT_EQ(r.devices.size(), 1u);
   ASSERT_EQ(r.kernel_configs.size(), 4u);
   std::map<std::string, const KernelConfigStats*> by_name;
@@ -485,6 +486,7 @@ TEST(KinetoTraceTest, LaunchConfigurationsSayHowFullTheKernelsKeptTheDevice) {
   EXPECT_LT(d.est_occupancy_busy_ns, d.sm_coverage_busy_ns);
 
   // The 1-block kernel's site ranks first, launched from its op.
+  static const AnalysisOptions options;  // the builder keeps a reference
   AnalysisBuilder builder(options);
   builder.AddTrace(std::move(r));
   Analysis a = builder.Build();
@@ -537,11 +539,7 @@ TEST(KinetoTraceTest, ImpossibleLaunchConfigurationsAreLeftOutNotDividedBy) {
               device),
       "odd.json");
   ASSERT_TRUE(t.ok()) << t.status();
-  static const AnalysisOptions options;
-  TraceAnalyzer analyzer(options, (*t)->tables());
-  analyzer.SetDevices((*t)->info().devices);
-  ASSERT_TRUE((*t)->ReadAll(&analyzer).ok());
-  TraceResult r = analyzer.Finish((*t)->info());
+  TraceResult r = AnalyseTrace(**t);
   ASSERT_EQ(r.devices.size(), 1u);
   EXPECT_EQ(r.devices[0].kernels, 6u);
   for (const KernelConfigStats& k : r.kernel_configs) {
