@@ -415,8 +415,8 @@ void TraceWriter::DrainActivities() {
 uint32_t TraceWriter::LaunchConfigId(const GpuActivityEvent& k) {
   const bool resources = (k.launch_flags & kLaunchResourcesKnown) != 0;
   const LaunchKey key{k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
-                                     resources ? k.registers_per_thread : 0, resources ? k.static_shared_bytes : 0,
-                                     k.dynamic_shared_bytes, resources ? 1u : 0u};
+                      resources ? k.registers_per_thread : 0, resources ? k.static_shared_bytes : 0,
+                      k.dynamic_shared_bytes, resources ? 1u : 0u};
   const uint32_t n = static_cast<uint32_t>(recent_launches_.size());
   for (uint32_t i = 1; i <= n; ++i) {
     const uint32_t slot = (last_recent_launch_ + i) % n;

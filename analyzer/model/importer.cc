@@ -122,24 +122,23 @@ DeviceDescription Describe(const tr::DeviceInfo& d) {
   desc.sm_count = d.sm_count();
   // The compute capability alone says what the device is (the exports write it); occupancy needs
   // the SM limits too, when the agent read them all (an older trace has none: occupancy unknown).
-  const int kIntMax = std::numeric_limits<int>::max();
-  desc.sm.cc_major = static_cast<int>(std::min<uint64_t>(d.compute_major(), kIntMax));
-  desc.sm.cc_minor = static_cast<int>(std::min<uint64_t>(d.compute_minor(), kIntMax));
+  // Each limit as an int (a damaged file's larger values are clamped, never wrapped).
+  auto i = [](uint64_t v) { return static_cast<int>(std::min<uint64_t>(v, std::numeric_limits<int>::max())); };
+  desc.sm.cc_major = i(d.compute_major());
+  desc.sm.cc_minor = i(d.compute_minor());
   if (d.max_threads_per_sm() > 0 && d.registers_per_sm() > 0 && d.shared_memory_per_sm() > 0 &&
       d.warp_size() > 0 && d.max_threads_per_block() > 0 && d.registers_per_block() > 0 &&
       d.shared_memory_per_block() > 0) {
-    auto i = [kIntMax](uint64_t v) { return static_cast<int>(std::min<uint64_t>(v, kIntMax)); };
     OccupancyDevice& sm = desc.sm;
     sm.max_threads_per_block = i(d.max_threads_per_block());
     sm.max_threads_per_sm = i(d.max_threads_per_sm());
     sm.warp_size = i(d.warp_size());
     sm.registers_per_block = i(d.registers_per_block());
     sm.registers_per_sm = i(d.registers_per_sm());
-    sm.shared_per_block = static_cast<int64_t>(std::min<uint64_t>(d.shared_memory_per_block(), kIntMax));
-    sm.shared_per_block_optin = static_cast<int64_t>(std::min<uint64_t>(d.shared_memory_per_block_optin(), kIntMax));
-    sm.shared_per_sm = static_cast<int64_t>(std::min<uint64_t>(d.shared_memory_per_sm(), kIntMax));
-    sm.reserved_shared_per_block =
-        static_cast<int64_t>(std::min<uint64_t>(d.reserved_shared_memory_per_block(), kIntMax));
+    sm.shared_per_block = i(d.shared_memory_per_block());
+    sm.shared_per_block_optin = i(d.shared_memory_per_block_optin());
+    sm.shared_per_sm = i(d.shared_memory_per_sm());
+    sm.reserved_shared_per_block = i(d.reserved_shared_memory_per_block());
     // A driver that did not say: from cc 8 the reserve is what the SM has beyond the opt-in limit
     // (as the PyTorch-profiler importer derives it).
     if (!d.has_reserved_shared_memory() && sm.cc_major >= 8 && sm.shared_per_block_optin > 0 &&
