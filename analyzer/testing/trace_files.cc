@@ -236,8 +236,10 @@ std::string WriteSizedTrace(const std::string& path, int steps, int rank) {
   auto b = TraceBuilder::Create(path, h, TraceBuilder::Options(), &error);
   if (!b) return error;
   b->AddDevice(H100Device(0));
-  b->AddLaunchConfig(LaunchConfigMessage(1, 1, 256, 32, 2048, 4096));   // tiny
-  b->AddLaunchConfig(LaunchConfigMessage(2, 264, 1024, 64, 0, 0));     // big
+  const tr::LaunchConfig tiny = LaunchConfigMessage(1, 1, 256, 32, 2048, 4096);
+  const tr::LaunchConfig big = LaunchConfigMessage(2, 264, 1024, 64, 0, 0);
+  b->AddLaunchConfig(tiny);
+  b->AddLaunchConfig(big);
   Writer w{b.get()};
   const uint32_t launch_fn = b->InternApiFunction("cudaLaunchKernel", tr::API_CLASS_LAUNCH);
   const uint32_t tiny_site = b->InternStackOfFunctions({"cudaLaunchKernel", "launch_tiny@sized.cc:10", "main@sized.cc:40"});
