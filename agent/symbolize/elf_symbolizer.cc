@@ -42,7 +42,7 @@ class ElfModuleSymbols {
     if (base_ != nullptr) munmap(const_cast<uint8_t*>(base_), size_);
   }
 
-  SymbolInfo Lookup(uint64_t address) {
+  SymbolInfo Lookup(uint64_t address, bool with_line) {
     SymbolInfo info;
     auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
                                [](uint64_t a, const Symbol& s) { return a < s.value; });
@@ -53,6 +53,7 @@ class ElfModuleSymbols {
         info.function_offset = address - s.value;
       }
     }
+    if (!with_line) return info;
     if (lines_ == nullptr && debug_line_.data != nullptr && debug_line_.size <= kMaxLineSectionBytes) {
       lines_ = std::make_unique<DwarfLineTable>();
       lines_->Load(debug_line_, debug_line_str_, debug_str_);
@@ -153,10 +154,11 @@ class ElfModuleSymbols {
 ElfSymbolizer::ElfSymbolizer() = default;
 ElfSymbolizer::~ElfSymbolizer() = default;
 
-SymbolInfo ElfSymbolizer::Symbolize(uint32_t module_key, const std::string& path, uint64_t elf_address) {
+SymbolInfo ElfSymbolizer::Symbolize(uint32_t module_key, const std::string& path, uint64_t elf_address,
+                                    bool with_line) {
   auto& module = modules_[module_key];
   if (module == nullptr) module = std::make_unique<ElfModuleSymbols>(path);
-  return module->Lookup(elf_address);
+  return module->Lookup(elf_address, with_line);
 }
 
 }  // namespace gs

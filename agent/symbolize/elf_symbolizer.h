@@ -41,7 +41,10 @@ class ElfSymbolizer {
   // Describes `elf_address` (a virtual address of the ELF file at `path`: runtime PC minus the
   // module's load bias; for a return address pass pc - 1 so the call instruction is looked up).
   // `module_key` identifies the module (e.g. ModuleInfo::id); the file is opened on first use.
-  SymbolInfo Symbolize(uint32_t module_key, const std::string& path, uint64_t elf_address);
+  // With `with_line` false the module's line table is neither read nor consulted (file stays
+  // empty): for modules whose file:line no reader shows, decoding it is only cost.
+  SymbolInfo Symbolize(uint32_t module_key, const std::string& path, uint64_t elf_address,
+                       bool with_line = true);
 
  private:
   std::unordered_map<uint32_t, std::unique_ptr<ElfModuleSymbols>> modules_;

@@ -183,6 +183,23 @@ TEST(SymbolizerTest, ReadsDwarf4LineTables) {
   EXPECT_EQ(info.line, static_cast<uint32_t>(line));
 }
 
+TEST(SymbolizerTest, WithoutLinesNamesTheFunctionOnlyAndCanStillGiveTheLineLater) {
+  ModuleMap map;
+  map.Refresh();
+  int line = 0;
+  const uint64_t pc = gs_test_dwarf4::FunctionInDwarf4(&line);
+  const ModuleInfo* m = map.Find(pc);
+  ASSERT_NE(m, nullptr);
+  ElfSymbolizer symbolizer;
+  const SymbolInfo bare = symbolizer.Symbolize(m->id, m->path, pc - 1 - m->bias, /*with_line=*/false);
+  EXPECT_EQ(bare.function, "gs_test_dwarf4::FunctionInDwarf4(int*)");
+  EXPECT_TRUE(bare.file.empty());
+  EXPECT_EQ(bare.line, 0u);
+  const SymbolInfo full = symbolizer.Symbolize(m->id, m->path, pc - 1 - m->bias);
+  EXPECT_THAT(full.file, EndsWith("symbolizer_test_dwarf4.cc"));
+  EXPECT_EQ(full.line, static_cast<uint32_t>(line));
+}
+
 TEST(SymbolizerTest, NamesSharedLibraryFunctionsFromDynsym) {
   ModuleMap map;
   map.Refresh();

@@ -17,6 +17,17 @@ namespace {
 
 namespace pb = gpustall::trace;
 
+// The agent's own library. Its frames (the interposer a sampled thread sits in) keep their
+// function names but get no file:line: the analysis counts every frame there as the CUDA
+// runtime's (analyzer/classify/site_frame.cc) and no view shows its line, while decoding the
+// agent's own .debug_line (1.3 MB, ~190 k rows in the RelWithDebInfo build) cost the writer
+// ~9-13 ms of CPU in every process whose first wall-clock sample landed inside a wrapper
+// (BENCHMARKS.md, "Who spends the loop's added CPU").
+bool IsAgentLibrary(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return path.compare(slash == std::string::npos ? 0 : slash + 1, 10, "libgsagent") == 0;
+}
+
 std::string ThreadName(uint64_t tid) {
   const std::string path = "/proc/self/task/" + std::to_string(tid) + "/comm";
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -337,7 +348,8 @@ void TraceWriter::DescribeFrame(uint32_t frame_id, uint64_t pc) {
   frame->set_rel_pc(pc - module->load_address);
   if (!module->has_file) return;
   // Every captured PC is a return address: look up the call instruction before it.
-  const SymbolInfo symbol = symbolizer_.Symbolize(module->id, module->path, pc - 1 - module->bias);
+  const SymbolInfo symbol = symbolizer_.Symbolize(module->id, module->path, pc - 1 - module->bias,
+                                                  /*with_line=*/!IsAgentLibrary(module->path));
   if (!symbol.function.empty()) {
     frame->set_function_id(InternString(symbol.function));
     frame->set_symbol_offset(symbol.function_offset + 1);
