@@ -1,0 +1,48 @@
+#include "analyzer/whatif/replay_observer.h"
+
+#include <utility>
+
+#include "analyzer/model/importer.h"
+
+namespace gs::analyzer::whatif {
+
+void ReplayObserver::BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) {
+  (void)index, (void)importer, (void)analyzer;
+  sink_.records = ReplayRecords();
+  sink_.calls.clear();
+  gaps_.clear();
+}
+
+void ReplayObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) {
+  (void)device;
+  ClassifiedGap gap;
+  gap.length = verdict.length();
+  gap.by_cause = verdict.by_cause;
+  if (verdict.has_resume) gap.resume = sink_.IndexOf(verdict.resume);
+  if (verdict.has_preceding) gap.preceding = sink_.IndexOf(verdict.preceding);
+  gap.after_sync = verdict.after_sync;
+  gaps_.push_back(gap);
+}
+
+void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) {
+  (void)result;
+  const ReplayGraph graph(std::move(sink_.records));
+  sink_.records = ReplayRecords();
+  sink_.calls.clear();
+  replays_.push_back(TraceReplay{index, graph.parameters(), CheckReplay(graph),
+                                 PredictFixes(graph, gaps_, importer.tables())});
+  gaps_.clear();
+}
+
+std::unique_ptr<TraceObserver> ReplayObserver::Fork(size_t index) {
+  (void)index;
+  return std::make_unique<ReplayObserver>();
+}
+
+void ReplayObserver::Join(size_t index, std::unique_ptr<TraceObserver> fork) {
+  (void)index;
+  auto* replay = static_cast<ReplayObserver*>(fork.get());
+  for (TraceReplay& r : replay->replays_) replays_.push_back(std::move(r));
+}
+
+}  // namespace gs::analyzer::whatif

@@ -1,0 +1,69 @@
+// replay_observer.h — the replay check (replay.h) and the fixes' predictions (what_ifs.h) of every
+// trace of a pass: collects each trace's API calls, timed device work and classified idle gaps as
+// the pass reads them, builds its graph at the trace's end, replays it unmodified and with each
+// fix. Results in input order, whatever the pass's jobs.
+//
+// Thread safety: a TraceObserver (trace_observer.h): forks per trace when the pass reads several
+// at once. Memory: each trace's calls and device work while it is read (a what-if needs the
+// whole graph), released at its end; only the figures are kept.
+#ifndef GPUSTALL_ANALYZER_WHATIF_REPLAY_OBSERVER_H_
+#define GPUSTALL_ANALYZER_WHATIF_REPLAY_OBSERVER_H_
+
+#include <memory>
+#include <vector>
+
+#include "analyzer/analysis/trace_observer.h"
+#include "absl/container/flat_hash_map.h"
+#include "analyzer/whatif/replay.h"
+#include "analyzer/whatif/what_ifs.h"
+
+namespace gs::analyzer::whatif {
+
+struct TraceReplay {
+  size_t index = 0;  // the trace's position in the pass
+  ReplayParameters parameters;
+  ReplayCheck check;
+  std::vector<WhatIf> what_ifs;  // computed whether or not the check held
+};
+
+class ReplayObserver final : public TraceObserver {
+ public:
+  RecordSink* records() override { return &sink_; }
+  void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override;
+  void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) override;
+  void EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) override;
+  std::unique_ptr<TraceObserver> Fork(size_t index) override;
+  void Join(size_t index, std::unique_ptr<TraceObserver> fork) override;
+
+  const std::vector<TraceReplay>& replays() const { return replays_; }
+
+ private:
+  class Collector final : public RecordSink {
+   public:
+    void OnApiCall(const ApiCall& call) override {
+      calls.try_emplace(std::make_pair(call.thread, call.enter_ns), static_cast<int32_t>(records.calls.size()));
+      records.calls.push_back(call);
+    }
+    // The index of a call the analysis hands back (a verdict's resume or preceding call), or -1.
+    int32_t IndexOf(const ApiCall* call) const {
+      if (call == nullptr) return -1;
+      auto it = calls.find(std::make_pair(call->thread, call->enter_ns));
+      return it == calls.end() ? -1 : it->second;
+    }
+    void OnActivity(const GpuActivity& a) override {
+      if (IsDeviceWork(a.kind) && a.end_ns >= a.start_ns && !(a.start_ns == 0 && a.end_ns == 0))
+        records.work.push_back(a);
+    }
+    void OnSample(const Sample&) override {}
+    void OnMemoryEvent(const MemoryEvent&) override {}
+    ReplayRecords records;
+    absl::flat_hash_map<std::pair<uint64_t, TimeNs>, int32_t> calls;  // (thread, entry) -> index
+  };
+  Collector sink_;
+  std::vector<ClassifiedGap> gaps_;
+  std::vector<TraceReplay> replays_;
+};
+
+}  // namespace gs::analyzer::whatif
+
+#endif  // GPUSTALL_ANALYZER_WHATIF_REPLAY_OBSERVER_H_

@@ -1,0 +1,63 @@
+// what_ifs.h — one change of the replay graph (replay.h) per fix the report recommends, and what
+// the trace replays to with it: the prediction beside each recommendation.
+//
+// The fixes, as changes (the recommendation kinds of result/recommendations.h):
+//   remove_sync      the synchronising calls at the site most host work followed (the
+//                    recommendation's after-sync site) no longer wait for device work; each keeps
+//                    its own cost (its tail after the work ended): a sync deferred a step, or
+//                    removed;
+//   allocator        device allocation and free calls cost nothing and wait for nothing (buffers
+//                    allocated once, a caching allocator);
+//   pin_memory       copies from or to pageable memory become asynchronous copies from pinned
+//                    buffers: the call costs what the trace's asynchronous copies cost (median), an
+//                    upload waits for nothing (a download the host reads still waits for its
+//                    copy), and the copy runs at the pinned bandwidth the trace measured for its
+//                    direction (its own device time when the trace has no pinned copy that way);
+//   launch_overhead  each run of back-to-back launch calls of a thread becomes one call (a CUDA
+//                    graph, a fused step): the later calls cost nothing and no host work separates
+//                    them, and their kernels follow each other with the shortest gap the trace
+//                    measured between queued kernels;
+//   input_pipeline   input preparation is free (the bound): before each call that ended an idle
+//                    gap the analysis charged to host work, that host work is gone;
+//   input_workers    N input workers prepare the batches: each such call waits until its batch is
+//                    ready, N at a time, each taking the median host work those gaps had; the
+//                    workers began one preparation before the trace (the first step's batch) (N =
+//                    1, 2, 4, 8, 16; the report keeps the N the host's cores allow).
+// A fix that changes nothing in a trace (no such call) is not predicted for it.
+//
+// Pure functions over an immutable graph; no thread safety concerns.
+#ifndef GPUSTALL_ANALYZER_WHATIF_WHAT_IFS_H_
+#define GPUSTALL_ANALYZER_WHATIF_WHAT_IFS_H_
+
+#include <string>
+#include <vector>
+
+#include "analyzer/classify/cause.h"
+#include "analyzer/model/trace_tables.h"
+#include "analyzer/whatif/replay.h"
+
+namespace gs::analyzer::whatif {
+
+// An idle gap as the analysis classified it, tied to the graph's calls (indices into
+// ReplayRecords::calls, -1 when the trace has no such call).
+struct ClassifiedGap {
+  TimeNs length = 0;
+  CauseNs by_cause{};
+  int32_t resume = -1;     // the call whose work ended the gap
+  int32_t preceding = -1;  // the submitting thread's last call before it
+  bool after_sync = false; // `preceding` is a synchronisation the host work followed
+};
+
+struct WhatIf {
+  std::string kind;        // the recommendation kind it predicts for
+  uint32_t workers = 0;    // input_workers: N
+  uint64_t changed = 0;    // calls (or gaps) the change touched
+  ReplayFigures figures;   // the trace replayed with the change
+};
+
+std::vector<WhatIf> PredictFixes(const ReplayGraph& graph, const std::vector<ClassifiedGap>& gaps,
+                                 const TraceTables& tables);
+
+}  // namespace gs::analyzer::whatif
+
+#endif  // GPUSTALL_ANALYZER_WHATIF_WHAT_IFS_H_
