@@ -62,6 +62,12 @@ void CopyAccounting::Merge(const CopyAccounting& o) {
   }
 }
 
+double CopyAccounting::KnownPinnedBandwidth(CopyDirection direction, double link_peak) const {
+  const CopyStats& s = by_dir_[static_cast<int>(direction)];
+  if (s.pinned_bytes >= kMinPinnedSample && s.pinned_time_ns > 0) return s.pinned_bytes * 1e9 / s.pinned_time_ns;
+  return link_peak;
+}
+
 CopySummary CopyAccounting::Summarize(double link_peak) const {
   CopySummary sum;
   sum.link_peak_bandwidth = link_peak;
@@ -79,13 +85,13 @@ CopySummary CopyAccounting::Summarize(double link_peak) const {
       double pinned_bw = 0;
       std::string model;
       if (s.pinned_bytes >= kMinPinnedSample && s.pinned_time_ns > 0) {
-        pinned_bw = s.pinned_bytes * 1e9 / s.pinned_time_ns;
+        pinned_bw = KnownPinnedBandwidth(s.direction, link_peak);
         model = absl::StrFormat("%s: measured pinned bandwidth %.2f GB/s", CopyDirectionName(s.direction), pinned_bw / 1e9);
       } else if (link_peak > 0) {
-        pinned_bw = link_peak;
+        pinned_bw = KnownPinnedBandwidth(s.direction, link_peak);
         model = absl::StrFormat("%s: link peak %.2f GB/s (no pinned copies measured)", CopyDirectionName(s.direction), pinned_bw / 1e9);
       } else if (host > 0) {
-        pinned_bw = 2.0 * s.pageable_bytes * 1e9 / host;
+        pinned_bw = kPinnedOverPageable * s.pageable_bytes * 1e9 / host;
         model = absl::StrFormat("%s: model, pinned = 2x pageable effective bandwidth (%.2f GB/s)",
                                 CopyDirectionName(s.direction), pinned_bw / 1e9);
       }

@@ -25,6 +25,9 @@
 
 namespace gs::analyzer {
 
+// The model's ratio of pinned to pageable bandwidth where nothing better is known (above).
+inline constexpr double kPinnedOverPageable = 2.0;
+
 struct CopyStats {
   CopyDirection direction = CopyDirection::kUnknown;
   uint64_t count = 0;
@@ -59,6 +62,9 @@ class CopyAccounting {
   void Merge(const CopyAccounting& o);
   // `link_peak` in bytes/s, 0 when unknown.
   CopySummary Summarize(double link_peak) const;
+  // What a direction's copies would move at from pinned memory, bytes/s, as far as the trace
+  // says: its own pinned copies (at least 1 MiB of them), else `link_peak`; 0 when neither.
+  double KnownPinnedBandwidth(CopyDirection direction, double link_peak) const;
 
  private:
   std::array<CopyStats, kNumCopyDirections> by_dir_{};

@@ -11,6 +11,7 @@ namespace gs::analyzer::cli {
 std::string Usage() {
   return absl::StrCat(
       "usage: gsanalyze report TRACE... [--json | --format FORMAT] [--fail-under UTIL] [--width N] [--jobs N]\n"
+      "                        [--what-if]\n"
       "       gsanalyze dump TRACE\n"
       "       gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE\n"
       "       gsanalyze diff BEFORE AFTER [--json]   (several traces: BEFORE... -- AFTER...)\n"
@@ -25,6 +26,8 @@ std::string Usage() {
       "         --width N         terminal columns (default: $COLUMNS, the terminal, or 100)\n"
       "         --jobs N          threads: up to N traces at once, else up to 3 per trace (default: one\n"
       "                           per core); same report\n"
+      "         --what-if         replay each trace's dependencies and predict what each recommendation\n"
+      "                           buys (run time, GPU-Util), where the replay matches the trace\n"
       "dump     every record of a trace as text\n"
       "export   --chrome: Chrome trace-event JSON (Perfetto UI, chrome://tracing);\n"
       "         --kineto: the PyTorch profiler's JSON (TensorBoard, Holistic Trace Analysis);\n"
@@ -125,6 +128,8 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
       if (absl::Status s = value("--width", &v); !s.ok()) return s;
       if (!absl::SimpleAtoi(v, &out.width) || out.width < 40 || out.width > 1000)
         return absl::InvalidArgumentError(absl::StrCat("--width: '", v, "' is not a width between 40 and 1000"));
+    } else if (out.command == Subcommand::kReport && a == "--what-if") {
+      out.what_if = true;
     } else if (out.command == Subcommand::kReport && is("--jobs")) {
       std::string v;
       if (absl::Status s = value("--jobs", &v); !s.ok()) return s;

@@ -46,6 +46,7 @@ struct CliArgs {
   std::optional<double> fail_under;     // a fraction 0..1
   int width = 0;                        // 0: $COLUMNS, else the terminal's, else 100
   int jobs = 0;                         // report --jobs: threads (AnalysisOptions::jobs); 0: one per core
+  bool what_if = false;                 // report --what-if: replay the traces, predict each fix
 };
 
 // `args` excludes the program name. Errors are InvalidArgument with a one-line message.

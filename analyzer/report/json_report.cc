@@ -483,13 +483,38 @@ class JsonFormat final : public ReportFormat {
     }
 
     Json recs = Json::Array();
-    for (const Recommendation& r : a.recommendations)
-      recs.Push(Json::Object()
-                    .Set("kind", r.kind)
-                    .Set("text", r.text)
-                    .Set("idle_share", r.idle_share)
-                    .Set("est_gain_ns", r.est_gain_ns));
+    for (const Recommendation& r : a.recommendations) {
+      Json rec = Json::Object()
+                     .Set("kind", r.kind)
+                     .Set("text", r.text)
+                     .Set("idle_share", r.idle_share)
+                     .Set("est_gain_ns", r.est_gain_ns);
+      if (r.prediction.present) {
+        Json p = Json::Object()
+                     .Set("wall_ns_before", a.replay.measured_wall_ns)
+                     .Set("wall_ns", r.prediction.wall_ns)
+                     .Set("utilization_before", a.replay.measured_utilization)
+                     .Set("utilization", r.prediction.utilization);
+        if (r.prediction.workers > 0)
+          p.Set("workers", r.prediction.workers)
+              .Set("bound_wall_ns", r.prediction.bound_wall_ns)
+              .Set("bound_utilization", r.prediction.bound_utilization);
+        rec.Set("prediction", std::move(p));
+      }
+      recs.Push(std::move(rec));
+    }
     root.Set("recommendations", std::move(recs));
+    if (a.replay.ran)
+      root.Set("replay", Json::Object()
+                             .Set("ok", a.replay.ok)
+                             .Set("measured_wall_ns", a.replay.measured_wall_ns)
+                             .Set("replayed_wall_ns", a.replay.replayed_wall_ns)
+                             .Set("wall_error", a.replay.wall_error)
+                             .Set("busy_error", a.replay.busy_error)
+                             .Set("tolerance", a.replay.tolerance)
+                             .Set("measured_utilization", a.replay.measured_utilization)
+                             .Set("replayed_utilization", a.replay.replayed_utilization)
+                             .Set("reason", a.replay.reason));
     Json notes = Json::Array();
     for (const std::string& n : a.notes) notes.Push(n);
     root.Set("notes", std::move(notes));

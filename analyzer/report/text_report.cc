@@ -18,6 +18,28 @@ namespace gs::analyzer {
 
 namespace {
 
+// gsanalyze report --what-if (analyzer/whatif/predictions.h): what a fix buys, as replayed.
+std::string PredictionLine(const ReplaySummary& replay, const Prediction& p) {
+  std::string line = absl::StrCat("What-if (replayed): run ", FormatDuration(replay.measured_wall_ns), " -> ",
+                                  FormatDuration(p.wall_ns), ", GPU-Util ", FormatPercent(replay.measured_utilization),
+                                  " -> ", FormatPercent(p.utilization));
+  if (p.workers > 0)
+    absl::StrAppend(&line, " with ", p.workers, p.workers == 1 ? " input worker" : " input workers",
+                    " (input preparation free: ", FormatDuration(p.bound_wall_ns), ", ",
+                    FormatPercent(p.bound_utilization), ")");
+  return line;
+}
+
+std::string ReplayCheckLine(const ReplaySummary& r) {
+  const std::string figures = absl::StrFormat(
+      "the traces' dependencies replay to %s (measured %s, %+.1f%%), device busy %+.1f%%",
+      FormatDuration(r.replayed_wall_ns), FormatDuration(r.measured_wall_ns), 100 * r.wall_error, 100 * r.busy_error);
+  if (r.ok)
+    return absl::StrCat("Replay check: ", figures, ": within ", FormatPercent(r.tolerance),
+                        ", so each recommendation shows what it would buy.");
+  return absl::StrCat("Replay check: ", figures, "; no prediction is shown: ", r.reason, ".");
+}
+
 // Columns a UTF-8 string takes (every code point counts one: the report uses no wide glyphs).
 size_t Columns(absl::string_view s) {
   size_t n = 0;
@@ -568,7 +590,11 @@ class TextFormat final : public ReportFormat {
     w.Section("Recommendations");
     if (a.recommendations.empty()) w.Line("  none: nothing in this trace backs one");
     int i = 0;
-    for (const Recommendation& r : a.recommendations) w.Wrap(absl::StrFormat("  %d. ", ++i), r.text, 5, kCyan);
+    for (const Recommendation& r : a.recommendations) {
+      w.Wrap(absl::StrFormat("  %d. ", ++i), r.text, 5, kCyan);
+      if (r.prediction.present) w.Wrap("     ", PredictionLine(a.replay, r.prediction), 5);
+    }
+    if (a.replay.ran) w.Wrap("  ", ReplayCheckLine(a.replay), 2);
     if (!a.notes.empty()) {
       w.Section("Notes (where the trace has no evidence for a finer answer)");
       for (const std::string& n : a.notes) w.Wrap("  - ", n, 4);

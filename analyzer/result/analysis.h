@@ -185,11 +185,38 @@ struct MemorySummary {
   std::string explanation;        // when memory is near full while utilisation is low
 };
 
+// What a fix would buy: the job's traces replayed with it (analyzer/whatif/what_ifs.h), shown only
+// where the unmodified replay matched the traces (Analysis::replay.ok). Run time is the longest
+// trace's first record to last; GPU-Util is compute busy over that, per device, as replayed.
+struct Prediction {
+  bool present = false;
+  TimeNs wall_ns = 0;
+  double utilization = 0;
+  uint32_t workers = 0;           // input_pipeline, input_workers: the N input workers predicted
+  TimeNs bound_wall_ns = 0;       // input_pipeline, input_workers: input preparation free (the bound)
+  double bound_utilization = 0;
+};
+
 struct Recommendation {
   std::string kind;               // "input_pipeline", "pin_memory", ...
   std::string text;               // with the numbers that justify it
   double idle_share = 0;          // share of idle time it addresses
   TimeNs est_gain_ns = 0;         // when it can be estimated, else 0
+  Prediction prediction;          // gsanalyze report --what-if
+};
+
+// The replay check of the job's traces (analyzer/whatif/replay.h), when asked for (--what-if).
+struct ReplaySummary {
+  bool ran = false;
+  bool ok = false;                // every trace replayed within the tolerance: predictions shown
+  TimeNs measured_wall_ns = 0;    // the longest trace's, as measured and as replayed
+  TimeNs replayed_wall_ns = 0;
+  double measured_utilization = 0;  // compute busy / (wall x devices) over all traces
+  double replayed_utilization = 0;
+  double wall_error = 0;          // the largest over the traces, signed: (replayed - measured) / measured
+  double busy_error = 0;
+  double tolerance = 0;
+  std::string reason;             // when not ok: the first failing trace's, with its label
 };
 
 struct Analysis {
@@ -220,6 +247,7 @@ struct Analysis {
   std::vector<std::string> notes; // where the trace carries no evidence for a finer answer
   uint64_t events = 0;            // records analysed
   RanksSection ranks;             // multi-rank: per-rank table and straggler (ranks/)
+  ReplaySummary replay;           // gsanalyze report --what-if (whatif/)
 
   // compute_busy / wall over all devices (weighted); 0 when there is no device.
   double Utilization() const;

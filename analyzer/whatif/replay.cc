@@ -185,7 +185,8 @@ void ReplayGraph::Build() {
 
   // Launch latency and queued gap, fitted per device: a work whose other constraints (stream
   // predecessor, engine, event waits) were all met when its call entered shows the latency; one
-  // whose stream predecessor ended last, after the call entered, shows the queued gap.
+  // whose stream predecessor ended last, and later than the call's entry plus that latency (it
+  // was ready and waited for the device), shows the queued gap.
   auto measured_ready = [&](const WorkNode& n) {
     TimeNs t = kNever;
     if (n.stream_prev != kNone) t = std::max(t, work[static_cast<size_t>(n.stream_prev)].end_ns);
@@ -197,18 +198,23 @@ void ReplayGraph::Build() {
   for (size_t w = 0; w < work.size(); ++w) {
     const WorkNode& n = work_nodes_[w];
     if (n.call == kNone) continue;
-    const GpuActivity& a = work[w];
     const TimeNs enter = calls[static_cast<size_t>(n.call)].enter_ns;
-    const TimeNs ready = measured_ready(n);
-    if (ready <= enter) {
-      latencies[a.device].push_back(std::max<TimeNs>(0, a.start_ns - enter));
-    } else if (n.stream_prev != kNone && work[static_cast<size_t>(n.stream_prev)].end_ns == ready &&
-               work_nodes_[static_cast<size_t>(n.stream_prev)].call != n.call) {
-      queued_gaps[a.device].push_back(std::max<TimeNs>(0, a.start_ns - ready));
-    }
+    if (measured_ready(n) <= enter) latencies[work[w].device].push_back(std::max<TimeNs>(0, work[w].start_ns - enter));
   }
   absl::flat_hash_map<uint32_t, TimeNs> latency, queued_gap;
   for (auto& [device, v] : latencies) latency[device] = Median(&v);
+  for (size_t w = 0; w < work.size(); ++w) {
+    const WorkNode& n = work_nodes_[w];
+    if (n.call == kNone || n.stream_prev == kNone || work_nodes_[static_cast<size_t>(n.stream_prev)].call == n.call)
+      continue;
+    const TimeNs ready = measured_ready(n);
+    const TimeNs enter = calls[static_cast<size_t>(n.call)].enter_ns;
+    auto l = latency.find(work[w].device);
+    if (work[static_cast<size_t>(n.stream_prev)].end_ns == ready && ready > enter + (l != latency.end() ? l->second : 0)) {
+      queued_gaps[work[w].device].push_back(std::max<TimeNs>(0, work[w].start_ns - ready));
+      work_nodes_[w].queued = true;
+    }
+  }
   for (auto& [device, v] : queued_gaps) queued_gap[device] = Median(&v);
   if (!work.empty()) {
     parameters_.launch_latency_ns = latency.contains(work[0].device) ? latency[work[0].device] : 0;
@@ -400,31 +406,39 @@ ReplayFigures ReplayGraph::Figures(const std::vector<TimeNs>& enter, const std::
     first = std::min(first, enter[i]);
     last = std::max(last, exit[i]);
   }
-  std::vector<std::pair<uint64_t, std::pair<TimeNs, TimeNs>>> spans;  // (device, (start, end))
+  // (device, (start, end)) of all work, and of compute work alone.
+  std::vector<std::pair<uint64_t, std::pair<TimeNs, TimeNs>>> spans, compute;
   spans.reserve(start.size());
   for (size_t w = 0; w < start.size(); ++w) {
     const TimeNs end = end_times[w];
     first = std::min(first, start[w]);
     last = std::max(last, end);
     spans.push_back({records_.work[w].device, {start[w], end}});
+    if (IsCompute(records_.work[w].kind)) compute.push_back(spans.back());
   }
   if (first > last) return f;
   f.start_ns = first;
   f.wall_ns = last - first;
-  std::sort(spans.begin(), spans.end());
-  for (size_t k = 0; k < spans.size();) {
-    const uint64_t device = spans[k].first;
-    ++f.devices;
-    TimeNs covered_to = kNever;
-    for (; k < spans.size() && spans[k].first == device; ++k) {
-      const auto [s, e] = spans[k].second;
-      const TimeNs from = std::max(s, covered_to);
-      if (e > from) f.busy_ns += e - from;
-      covered_to = std::max(covered_to, e);
+  auto union_ns = [](std::vector<std::pair<uint64_t, std::pair<TimeNs, TimeNs>>>* v, uint32_t* devices) {
+    std::sort(v->begin(), v->end());
+    TimeNs total = 0;
+    for (size_t k = 0; k < v->size();) {
+      const uint64_t device = (*v)[k].first;
+      if (devices != nullptr) ++*devices;
+      TimeNs covered_to = kNever;
+      for (; k < v->size() && (*v)[k].first == device; ++k) {
+        const auto [s, e] = (*v)[k].second;
+        const TimeNs from = std::max(s, covered_to);
+        if (e > from) total += e - from;
+        covered_to = std::max(covered_to, e);
+      }
     }
-  }
+    return total;
+  };
+  f.busy_ns = union_ns(&spans, &f.devices);
+  f.compute_busy_ns = union_ns(&compute, nullptr);
   if (f.wall_ns > 0 && f.devices > 0)
-    f.utilization = static_cast<double>(f.busy_ns) / (static_cast<double>(f.wall_ns) * f.devices);
+    f.utilization = static_cast<double>(f.compute_busy_ns) / (static_cast<double>(f.wall_ns) * f.devices);
   return f;
 }
 

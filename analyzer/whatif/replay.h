@@ -58,8 +58,9 @@ struct ReplayFigures {
   TimeNs start_ns = 0;      // the first call's entry or work's start
   TimeNs wall_ns = 0;       // from there to the last return or end
   TimeNs busy_ns = 0;       // the union of each device's work, summed over devices
+  TimeNs compute_busy_ns = 0;  // the same of its kernels and collectives (GPU-Util's numerator)
   uint32_t devices = 0;
-  double utilization = 0;   // busy / (wall * devices)
+  double utilization = 0;   // compute busy / (wall * devices): GPU-Util as the report has it
 };
 
 // The model's parameters as fitted to the trace (for the report and tests).
@@ -135,6 +136,9 @@ class ReplayGraph {
   TimeNs HostGap(size_t call) const { return call_nodes_[call].nested ? 0 : call_nodes_[call].gap; }
   // The previous top-level call of the call's thread, or -1.
   int32_t PreviousCall(size_t call) const { return call_nodes_[call].nested ? kNone : call_nodes_[call].prev; }
+  // Whether the work was ready before its stream predecessor ended and waited for it (the device,
+  // not the launch, set its start).
+  bool Queued(size_t work) const { return work_nodes_[work].queued; }
   // The launching call of a piece of work, or -1; the work's stream predecessor, or -1.
   int32_t LaunchingCall(size_t work) const { return work_nodes_[work].call; }
   int32_t StreamPrevious(size_t work) const { return work_nodes_[work].stream_prev; }
@@ -155,6 +159,7 @@ class ReplayGraph {
     TimeNs latency = 0;       // start - call's enter (launch edge)
     TimeNs after_prev = 0;    // minimum gap after stream_prev's end
     bool anchored = false;    // no call, no predecessor: starts where it started
+    bool queued = false;      // it was ready before its stream predecessor ended (measured)
     uint32_t deps_begin = 0, deps_end = 0;  // [begin, end) of deps_: event-wait predecessors
   };
   void Build();

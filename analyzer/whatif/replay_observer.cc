@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "analyzer/model/importer.h"
+#include "analyzer/result/trace_result.h"
 
 namespace gs::analyzer::whatif {
 
@@ -25,12 +26,17 @@ void ReplayObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& verd
 }
 
 void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) {
-  (void)result;
+  std::array<double, kNumCopyDirections> pinned{};
+  for (int d = 0; d < kNumCopyDirections; ++d)
+    pinned[static_cast<size_t>(d)] = result.copies.KnownPinnedBandwidth(static_cast<CopyDirection>(d), result.link_peak);
+  uint32_t workers = 0;  // the trace's input worker processes (accounting/input_workers.h)
+  for (const ProcessActivity& p : importer.info().processes.processes())
+    if (p.last.role == ProcessRole::kDataWorker) ++workers;
   const ReplayGraph graph(std::move(sink_.records));
   sink_.records = ReplayRecords();
   sink_.calls.clear();
   replays_.push_back(TraceReplay{index, graph.parameters(), CheckReplay(graph),
-                                 PredictFixes(graph, gaps_, importer.tables())});
+                                 PredictFixes(graph, gaps_, importer.tables(), pinned, workers)});
   gaps_.clear();
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "analyzer/accounting/copy_accounting.h"
 #include "analyzer/classify/site_frame.h"
 
 namespace gs::analyzer::whatif {
@@ -21,8 +22,10 @@ constexpr size_t kHostWork = static_cast<size_t>(Cause::kHostWork);
 
 class Predictor {
  public:
-  Predictor(const ReplayGraph& graph, const std::vector<ClassifiedGap>& gaps, const TraceTables& tables)
-      : g_(graph), calls_(graph.records().calls), work_(graph.records().work), gaps_(gaps), tables_(tables) {
+  Predictor(const ReplayGraph& graph, const std::vector<ClassifiedGap>& gaps, const TraceTables& tables,
+            const std::array<double, kNumCopyDirections>& pinned_bandwidth, uint32_t input_workers)
+      : g_(graph), calls_(graph.records().calls), work_(graph.records().work), gaps_(gaps), tables_(tables),
+        pinned_bandwidth_(pinned_bandwidth), input_workers_(input_workers) {
     call_work_.resize(calls_.size());
     for (size_t w = 0; w < work_.size(); ++w)
       if (const int32_t c = g_.LaunchingCall(w); c >= 0) call_work_[static_cast<size_t>(c)].push_back(w);
@@ -114,15 +117,25 @@ class Predictor {
     }
     TimeNs cost = Median(async_copies);
     if (cost == ReplayChanges::kKeep) cost = Median(launches);
-    // Pinned bandwidth per direction, bytes per ns, from the trace's own pinned copies.
-    double bytes[kNumCopyDirections] = {}, ns[kNumCopyDirections] = {};
-    for (const GpuActivity& a : work_) {
-      if (a.kind != ActivityKind::kMemcpy || a.end_ns <= a.start_ns) continue;
-      const bool pinned = (a.direction == CopyDirection::kHostToDevice && a.src_kind == MemKind::kPinned) ||
-                          (a.direction == CopyDirection::kDeviceToHost && a.dst_kind == MemKind::kPinned);
-      if (!pinned) continue;
-      bytes[static_cast<int>(a.direction)] += static_cast<double>(a.bytes);
-      ns[static_cast<int>(a.direction)] += static_cast<double>(a.end_ns - a.start_ns);
+    // Bytes per ns from pinned memory, per direction: as the copy accounting knows it, else the
+    // model's multiple of what this trace's pageable copies that way had on the device.
+    double bytes_per_ns[kNumCopyDirections] = {};
+    double pageable_bytes[kNumCopyDirections] = {}, pageable_ns[kNumCopyDirections] = {};
+    for (size_t w = 0; w < work_.size(); ++w) {
+      const GpuActivity& a = work_[w];
+      const int32_t c = g_.LaunchingCall(w);
+      if (a.kind != ActivityKind::kMemcpy || a.end_ns <= a.start_ns || c < 0 ||
+          !IsPageableCopy(calls_[static_cast<size_t>(c)]))
+        continue;
+      pageable_bytes[static_cast<int>(a.direction)] += static_cast<double>(a.bytes);
+      pageable_ns[static_cast<int>(a.direction)] += static_cast<double>(a.end_ns - a.start_ns);
+    }
+    for (int d = 0; d < kNumCopyDirections; ++d) {
+      if (pinned_bandwidth_[static_cast<size_t>(d)] > 0) {
+        bytes_per_ns[d] = pinned_bandwidth_[static_cast<size_t>(d)] / 1e9;
+      } else if (pageable_ns[d] > 0) {
+        bytes_per_ns[d] = kPinnedOverPageable * pageable_bytes[d] / pageable_ns[d];
+      }
     }
     ReplayChanges changes;
     uint64_t changed = 0;
@@ -133,24 +146,29 @@ class Predictor {
       // its copy (a non_blocking copy and a sync before the read), only a shorter one.
       if (calls_[i].direction == CopyDirection::kHostToDevice) changes.DropWaits(i);
       ++changed;
-      const int d = static_cast<int>(calls_[i].direction);
-      if (ns[d] <= 0 || bytes[d] <= 0) continue;
-      for (size_t w : call_work_[i])
-        changes.SetWorkDuration(w, static_cast<TimeNs>(static_cast<double>(work_[w].bytes) * ns[d] / bytes[d]));
+      for (size_t w : call_work_[i]) {
+        const int d = static_cast<int>(work_[w].direction);
+        if (bytes_per_ns[d] > 0)
+          changes.SetWorkDuration(w, static_cast<TimeNs>(static_cast<double>(work_[w].bytes) / bytes_per_ns[d]));
+      }
     }
     Add(out, "pin_memory", changed, changes);
   }
 
   void LaunchOverhead(std::vector<WhatIf>* out) {
-    // The shortest gap measured between a kernel and the next one queued behind it.
-    TimeNs shortest = ReplayChanges::kKeep;
+    // The shortest gap measured between a kernel and the next one queued behind it; none queued
+    // (a launch-bound trace never gets ahead of its device): the device's own gap is unseen, and
+    // taken as none.
+    TimeNs shortest = 0;
+    bool seen = false;
     for (size_t w = 0; w < work_.size(); ++w) {
-      const int32_t p = g_.StreamPrevious(w), c = g_.LaunchingCall(w);
-      if (p < 0 || c < 0 || work_[w].kind != ActivityKind::kKernel) continue;
-      const GpuActivity& prev = work_[static_cast<size_t>(p)];
-      if (prev.kind != ActivityKind::kKernel || prev.end_ns <= calls_[static_cast<size_t>(c)].enter_ns) continue;
-      const TimeNs gap = std::max<TimeNs>(0, work_[w].start_ns - prev.end_ns);
-      if (shortest == ReplayChanges::kKeep || gap < shortest) shortest = gap;
+      const int32_t p = g_.StreamPrevious(w);
+      if (p < 0 || !g_.Queued(w) || work_[w].kind != ActivityKind::kKernel ||
+          work_[static_cast<size_t>(p)].kind != ActivityKind::kKernel)
+        continue;
+      const TimeNs gap = std::max<TimeNs>(0, work_[w].start_ns - work_[static_cast<size_t>(p)].end_ns);
+      if (!seen || gap < shortest) shortest = gap;
+      seen = true;
     }
     ReplayChanges changes;
     uint64_t changed = 0;
@@ -161,8 +179,7 @@ class Predictor {
         continue;
       changes.SetCallCost(i, 0);
       changes.SetHostGap(i, 0);
-      if (shortest != ReplayChanges::kKeep)
-        for (size_t w : call_work_[i]) changes.SetWorkGapAfterPrevious(w, shortest);
+      for (size_t w : call_work_[i]) changes.SetWorkGapAfterPrevious(w, shortest);
       ++changed;
     }
     Add(out, "launch_overhead", changed, changes);
@@ -190,17 +207,24 @@ class Predictor {
       free_input.SetHostGap(i, std::max<TimeNs>(0, g_.HostGap(i) - host_work[call]));
     }
     Add(out, "input_pipeline", resumes.size(), free_input);
-    // N workers, each batch the median preparation. The first step's batch (before the first
-    // steady-state gap: the analysis classifies none before the device first ran) is batch 0,
-    // ready as the trace begins: the workers started one preparation earlier. The k-th
-    // host-bound resume takes batch k + 1, ready (k + 1) / N + 1 preparations after that start.
-    const TimeNs per_batch = Median(production);
-    const TimeNs t0 = g_.Measured().start_ns - per_batch;
+    // N workers, each batch one preparation, started when the first host-bound wait began (the
+    // first batch's preparation, or the wait for it): the k-th host-bound resume takes batch k,
+    // ready k / N + 1 preparations after that start.
+    TimeNs per_batch = Median(production);
+    if (input_workers_ > 0) {
+      std::vector<TimeNs> intervals;
+      for (size_t k = 1; k < resumes.size(); ++k) intervals.push_back(resumes[k].first - resumes[k - 1].first);
+      if (intervals.empty()) return;
+      per_batch = static_cast<TimeNs>(input_workers_) * Median(intervals);
+    }
+    const size_t first = static_cast<size_t>(resumes.front().second);
+    const TimeNs t0 = calls_[first].enter_ns - std::min(g_.HostGap(first), host_work[resumes.front().second]);
     for (uint32_t n : {1u, 2u, 4u, 8u, 16u}) {
+      if (n <= input_workers_) continue;
       ReplayChanges workers = free_input;
       for (size_t k = 0; k < resumes.size(); ++k)
         workers.SetNotBefore(static_cast<size_t>(resumes[k].second),
-                             t0 + static_cast<TimeNs>((k + 1) / n + 1) * per_batch);
+                             t0 + static_cast<TimeNs>(k / n + 1) * per_batch);
       Add(out, "input_workers", resumes.size(), workers, n);
     }
   }
@@ -210,6 +234,8 @@ class Predictor {
   const std::vector<GpuActivity>& work_;
   const std::vector<ClassifiedGap>& gaps_;
   const TraceTables& tables_;
+  const std::array<double, kNumCopyDirections>& pinned_bandwidth_;
+  const uint32_t input_workers_;
   std::vector<std::vector<size_t>> call_work_;
   absl::flat_hash_map<uint32_t, FrameInfo> sites_;
 };
@@ -217,9 +243,11 @@ class Predictor {
 }  // namespace
 
 std::vector<WhatIf> PredictFixes(const ReplayGraph& graph, const std::vector<ClassifiedGap>& gaps,
-                                 const TraceTables& tables) {
+                                 const TraceTables& tables,
+                                 const std::array<double, kNumCopyDirections>& pinned_bandwidth,
+                                 uint32_t input_workers) {
   std::vector<WhatIf> out;
-  Predictor(graph, gaps, tables).Run(&out);
+  Predictor(graph, gaps, tables, pinned_bandwidth, input_workers).Run(&out);
   return out;
 }
 

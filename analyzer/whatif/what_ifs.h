@@ -11,24 +11,33 @@
 //   pin_memory       copies from or to pageable memory become asynchronous copies from pinned
 //                    buffers: the call costs what the trace's asynchronous copies cost (median), an
 //                    upload waits for nothing (a download the host reads still waits for its
-//                    copy), and the copy runs at the pinned bandwidth the trace measured for its
-//                    direction (its own device time when the trace has no pinned copy that way);
+//                    copy), and the copy runs at the pinned bandwidth the copy accounting knows for
+//                    its direction (accounting/copy_accounting.h: the trace's own pinned copies,
+//                    else the link's peak), else at kPinnedOverPageable times the bandwidth the
+//                    trace's pageable copies of that direction had on the device;
 //   launch_overhead  each run of back-to-back launch calls of a thread becomes one call (a CUDA
 //                    graph, a fused step): the later calls cost nothing and no host work separates
 //                    them, and their kernels follow each other with the shortest gap the trace
-//                    measured between queued kernels;
+//                    measured between queued kernels (none where no kernel queued: a launch-bound
+//                    trace never shows the device's own gap);
 //   input_pipeline   input preparation is free (the bound): before each call that ended an idle
 //                    gap the analysis charged to host work, that host work is gone;
 //   input_workers    N input workers prepare the batches: each such call waits until its batch is
-//                    ready, N at a time, each taking the median host work those gaps had; the
-//                    workers began one preparation before the trace (the first step's batch) (N =
-//                    1, 2, 4, 8, 16; the report keeps the N the host's cores allow).
+//                    ready, N at a time, from when the first such gap's host work began (the first
+//                    batch's preparation, or the wait for it). A batch takes what it took: with no
+//                    workers in the trace
+//                    (the training thread prepared its batches) the median host work of those gaps;
+//                    with W worker processes (the trace's data_worker processes) W times the median
+//                    interval between those calls (each worker made one batch per W intervals).
+//                    N = 1, 2, 4, 8, 16 above W; the report keeps the N the host allows
+//                    (predictions.h).
 // A fix that changes nothing in a trace (no such call) is not predicted for it.
 //
 // Pure functions over an immutable graph; no thread safety concerns.
 #ifndef GPUSTALL_ANALYZER_WHATIF_WHAT_IFS_H_
 #define GPUSTALL_ANALYZER_WHATIF_WHAT_IFS_H_
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -55,8 +64,12 @@ struct WhatIf {
   ReplayFigures figures;   // the trace replayed with the change
 };
 
+// `pinned_bandwidth`: bytes/s per CopyDirection (CopyAccounting::KnownPinnedBandwidth), 0 unknown.
+// `input_workers`: the trace's input worker processes (0: none).
 std::vector<WhatIf> PredictFixes(const ReplayGraph& graph, const std::vector<ClassifiedGap>& gaps,
-                                 const TraceTables& tables);
+                                 const TraceTables& tables,
+                                 const std::array<double, kNumCopyDirections>& pinned_bandwidth = {},
+                                 uint32_t input_workers = 0);
 
 }  // namespace gs::analyzer::whatif
 

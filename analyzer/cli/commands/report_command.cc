@@ -16,6 +16,8 @@
 #include "analyzer/report/report.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/units/units.h"
+#include "analyzer/whatif/predictions.h"
+#include "analyzer/whatif/replay_observer.h"
 
 namespace gs::analyzer::cli {
 
@@ -50,6 +52,8 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
     progress.Update(i, traces.size(), traces[i], read, size);
   };
   hooks.observers = {&rank_summaries};
+  whatif::ReplayObserver replay;  // --what-if: each trace's graph, replayed at its end
+  if (args.what_if) hooks.observers.push_back(&replay);
   AnalysisOptions analysis_options;
   analysis_options.jobs =
       args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -59,6 +63,13 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   if (analysis.ok() && !summaries &&
       (traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
     analysis->ranks = AnalyzeRanks(rank_summaries.summaries());
+  }
+  if (analysis.ok() && args.what_if) {
+    if (summaries) {
+      analysis->notes.push_back("--what-if needs the traces themselves: a summary has no graph to replay");
+    } else {
+      whatif::AttachPredictions(replay.replays(), &*analysis);
+    }
   }
   progress.Finish();
   if (!analysis.ok()) {

@@ -44,13 +44,15 @@ GSW_PLANTED void free_activations(Activations* a) {
 }
 
 int main(int argc, char** argv) {
-  long steps = 60, layers = 32, act_kib = 256;
+  long steps = 60, layers = 32, act_kib = 256, preallocate = 0;
   gsw::Flags flags("workload_allocator_churn",
                    "A training loop that allocates and frees its activations every step "
                    "(allocate_activations / free_activations).");
   flags.Add("steps", &steps, "training steps");
   flags.Add("layers", &layers, "layers; each allocates an activation and a gradient buffer");
   flags.Add("act-kib", &act_kib, "size of each activation buffer in KiB");
+  flags.Add("preallocate", &preallocate,
+            "1: allocate the buffers once before the loop and reuse them (the fix, for what-if checks)");
   flags.Parse(argc, argv);
 
   const int n = static_cast<int>(act_kib * 1024 / sizeof(float));
@@ -66,9 +68,10 @@ int main(int argc, char** argv) {
   const uint64_t start = gsw::NowNs();
   uint64_t alloc_ns = 0, free_ns = 0;
   Activations a;
+  if (preallocate) allocate_activations(&a, static_cast<int>(layers), bytes);
   for (long step = 0; step < steps; ++step) {
     const uint64_t t0 = gsw::NowNs();
-    allocate_activations(&a, static_cast<int>(layers), bytes);
+    if (!preallocate) allocate_activations(&a, static_cast<int>(layers), bytes);
     alloc_ns += gsw::NowNs() - t0;
     for (int l = 0; l < layers; ++l) {
       const float* in = l == 0 ? input : a.act[l - 1];
@@ -80,10 +83,11 @@ int main(int argc, char** argv) {
     }
     GSW_CHECK(cudaGetLastError());
     const uint64_t t1 = gsw::NowNs();
-    free_activations(&a);
+    if (!preallocate) free_activations(&a);
     free_ns += gsw::NowNs() - t1;
   }
   GSW_CHECK(cudaDeviceSynchronize());
+  if (preallocate) free_activations(&a);
   const uint64_t end = gsw::NowNs();
 
   GSW_CHECK(cudaFree(input));

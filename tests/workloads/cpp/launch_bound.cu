@@ -32,13 +32,16 @@ GSW_PLANTED void launch_tiny_kernels(float* x, const float* y, int n, long count
 }
 
 int main(int argc, char** argv) {
-  long steps = 100, kernels = 200, width = 4096;
+  long steps = 100, kernels = 200, width = 4096, graph = 0;
   gsw::Flags flags("workload_launch_bound",
                    "A training loop of many tiny kernels, bound by the host launch cost "
                    "(launch_tiny_kernels).");
   flags.Add("steps", &steps, "training steps");
   flags.Add("kernels", &kernels, "tiny kernel launches per step");
   flags.Add("width", &width, "elements per tiny kernel");
+  flags.Add("graph", &graph,
+            "1: capture one step's launches in a CUDA graph and launch the graph each step (the "
+            "fix, for what-if checks)");
   flags.Parse(argc, argv);
 
   const int n = static_cast<int>(width);
@@ -51,12 +54,28 @@ int main(int argc, char** argv) {
   GSW_CHECK(cudaStreamCreate(&stream));
   GSW_CHECK(cudaDeviceSynchronize());
 
+  cudaGraphExec_t step_graph = nullptr;
+  if (graph) {
+    cudaGraph_t captured;
+    GSW_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    launch_tiny_kernels(x, y, n, kernels, stream);
+    GSW_CHECK(cudaStreamEndCapture(stream, &captured));
+    GSW_CHECK(cudaGraphInstantiate(&step_graph, captured, 0));
+    GSW_CHECK(cudaGraphDestroy(captured));
+  }
   const uint64_t start = gsw::NowNs();
-  for (long step = 0; step < steps; ++step) launch_tiny_kernels(x, y, n, kernels, stream);
+  for (long step = 0; step < steps; ++step) {
+    if (graph) {
+      GSW_CHECK(cudaGraphLaunch(step_graph, stream));
+    } else {
+      launch_tiny_kernels(x, y, n, kernels, stream);
+    }
+  }
   const uint64_t launched = gsw::NowNs();
   GSW_CHECK(cudaStreamSynchronize(stream));
   const uint64_t end = gsw::NowNs();
 
+  if (graph) GSW_CHECK(cudaGraphExecDestroy(step_graph));
   GSW_CHECK(cudaStreamDestroy(stream));
   GSW_CHECK(cudaFree(x));
   GSW_CHECK(cudaFree(y));

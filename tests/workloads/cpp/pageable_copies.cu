@@ -22,6 +22,7 @@
 // cudaMemcpyAsync calls in copy_batch().
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "mlp.cuh"
@@ -33,18 +34,18 @@ GSW_SIMULATED_KERNEL_DURATIONS("normalize_batch=50us,forward_layer=100us,loss_re
 constexpr double kModelScale = 0.25;
 
 // PLANTED: per-sample copies from pageable memory; each call blocks until its transfer is done.
-GSW_PLANTED void copy_batch(float* device_batch, const std::vector<std::vector<float>>& samples,
+GSW_PLANTED void copy_batch(float* device_batch, const std::vector<float*>& samples, size_t sample_floats,
                             cudaStream_t stream) {
   size_t offset = 0;
-  for (const std::vector<float>& sample : samples) {
-    GSW_CHECK(cudaMemcpyAsync(device_batch + offset, sample.data(), sample.size() * sizeof(float),
+  for (const float* sample : samples) {
+    GSW_CHECK(cudaMemcpyAsync(device_batch + offset, sample, sample_floats * sizeof(float),
                               cudaMemcpyHostToDevice, stream));
-    offset += sample.size();
+    offset += sample_floats;
   }
 }
 
 int main(int argc, char** argv) {
-  long steps = 30, layers = 1, samples = 128, sample_kib = 32;
+  long steps = 30, layers = 1, samples = 128, sample_kib = 32, pinned = 0;
   gsw::Flags flags("workload_pageable_copies",
                    "A training loop whose batches are copied from pageable memory, sample by "
                    "sample (copy_batch).");
@@ -52,13 +53,27 @@ int main(int argc, char** argv) {
   flags.Add("samples", &samples, "samples per batch (one pageable copy each)");
   flags.Add("sample-kib", &sample_kib, "size of one sample in KiB");
   flags.Add("layers", &layers, "model layers; one step is (layers+1)/4 ms of device time");
+  flags.Add("pinned", &pinned, "1: the samples live in pinned memory (the fix, for what-if checks)");
   flags.Parse(argc, argv);
 
   const size_t sample_floats = static_cast<size_t>(sample_kib) * 1024 / sizeof(float);
   const int width = static_cast<int>(sample_floats * static_cast<size_t>(samples));
   gsw::Mlp model(static_cast<int>(layers), width);
-  std::vector<std::vector<float>> batch(static_cast<size_t>(samples),
-                                        std::vector<float>(sample_floats, 0.25f));
+  // The samples: pageable (std::vector, as a naive collate leaves them) or, with --pinned, each in
+  // pinned memory from cudaMallocHost.
+  std::vector<std::vector<float>> pageable;
+  std::vector<float*> batch;
+  for (long s = 0; s < samples; ++s) {
+    float* sample = nullptr;
+    if (pinned) {
+      GSW_CHECK(cudaMallocHost(&sample, sample_floats * sizeof(float)));
+      std::fill(sample, sample + sample_floats, 0.25f);
+    } else {
+      pageable.emplace_back(sample_floats, 0.25f);
+      sample = pageable.back().data();
+    }
+    batch.push_back(sample);
+  }
   cudaStream_t stream;
   GSW_CHECK(cudaStreamCreate(&stream));
   GSW_CHECK(cudaDeviceSynchronize());
@@ -68,7 +83,7 @@ int main(int argc, char** argv) {
   for (long step = 0; step < steps; ++step) {
     batch[static_cast<size_t>(step) % batch.size()][0] = static_cast<float>(step);  // "new data"
     const uint64_t t0 = gsw::NowNs();
-    copy_batch(model.input(), batch, stream);
+    copy_batch(model.input(), batch, sample_floats, stream);
     copy_ns += gsw::NowNs() - t0;
     model.EnqueueStep(stream);
   }
@@ -76,6 +91,8 @@ int main(int argc, char** argv) {
   const uint64_t end = gsw::NowNs();
 
   GSW_CHECK(cudaStreamDestroy(stream));
+  if (pinned)
+    for (float* sample : batch) GSW_CHECK(cudaFreeHost(sample));
   gsw::Summary("pageable_copies")
       .Add("steps", steps)
       .Add("wall_ms", gsw::MsBetween(start, end))

@@ -42,7 +42,7 @@ GSW_PLANTED float log_metrics(long step, float loss, std::vector<float>* history
 }
 
 int main(int argc, char** argv) {
-  long steps = 60, layers = 2, width_kib = 1024;
+  long steps = 60, layers = 2, width_kib = 1024, defer_read = 0;
   double log_ms = 7.0, sleep_ms = 0.0;
   gsw::Flags flags("workload_sync_heavy",
                    "A training loop that synchronises on the loss every step (read_loss) and "
@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   flags.Add("sleep-ms", &sleep_ms, "then log_metrics() sleeps this long per step");
   flags.Add("layers", &layers, "model layers; one step is (layers+1) ms of device time");
   flags.Add("width-kib", &width_kib, "activation size per layer in KiB");
+  flags.Add("defer-read", &defer_read,
+            "1: copy the loss asynchronously into pinned memory and read it a step later (the fix, "
+            "for what-if checks)");
   flags.Parse(argc, argv);
 
   gsw::Mlp model(static_cast<int>(layers), static_cast<int>(width_kib * 1024 / sizeof(float)));
@@ -62,10 +65,28 @@ int main(int argc, char** argv) {
   const uint64_t start = gsw::NowNs();
   uint64_t read_ns = 0, log_ns = 0;
   float last_loss = 0.0f, checksum = 0.0f;
+  // --defer-read: two pinned slots and their events; step s reads step s-1's loss, whose copy the
+  // device finished while the host was logging.
+  float* pinned_loss = nullptr;
+  cudaEvent_t copied[2] = {nullptr, nullptr};
+  if (defer_read) {
+    GSW_CHECK(cudaMallocHost(&pinned_loss, 2 * sizeof(float)));
+    for (cudaEvent_t& e : copied) GSW_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
   for (long step = 0; step < steps; ++step) {
     model.EnqueueStep(/*stream=*/0);
     const uint64_t t0 = gsw::NowNs();
-    last_loss = read_loss(model.loss());
+    if (defer_read) {
+      const int slot = static_cast<int>(step % 2);
+      GSW_CHECK(cudaMemcpyAsync(&pinned_loss[slot], model.loss(), sizeof(float), cudaMemcpyDeviceToHost, 0));
+      GSW_CHECK(cudaEventRecord(copied[slot], 0));
+      if (step > 0) {
+        GSW_CHECK(cudaEventSynchronize(copied[1 - slot]));
+        last_loss = pinned_loss[1 - slot];
+      }
+    } else {
+      last_loss = read_loss(model.loss());
+    }
     const uint64_t t1 = gsw::NowNs();
     checksum += log_metrics(step, last_loss, &history, log_ms, sleep_ms);
     read_ns += t1 - t0;
@@ -73,6 +94,10 @@ int main(int argc, char** argv) {
   }
   GSW_CHECK(cudaDeviceSynchronize());
   const uint64_t end = gsw::NowNs();
+  if (defer_read) {
+    for (cudaEvent_t e : copied) GSW_CHECK(cudaEventDestroy(e));
+    GSW_CHECK(cudaFreeHost(pinned_loss));
+  }
 
   gsw::Summary("sync_heavy")
       .Add("steps", steps)
