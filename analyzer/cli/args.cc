@@ -14,7 +14,7 @@ std::string Usage() {
       "                        [--what-if]\n"
       "       gsanalyze dump TRACE\n"
       "       gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE\n"
-      "       gsanalyze diff BEFORE AFTER [--json]   (several traces: BEFORE... -- AFTER...)\n"
+      "       gsanalyze diff BEFORE AFTER [--json] [--what-if]   (several traces: BEFORE... -- AFTER...)\n"
       "       gsanalyze html TRACE... -o OUT.html\n"
       "       gsanalyze summarize TRACE -o SUMMARY   (report merges summaries of many ranks)\n"
       "       gsanalyze export --tables DIR TRACE_OR_DIR...\n"
@@ -34,7 +34,8 @@ std::string Usage() {
       "         --collapsed: idle ns by host stack, folded (flamegraph.pl, speedscope)\n"
       "         --tables DIR: idle intervals, stacks, per-rank summaries as CSV and JSON lines\n"
       "summarize a small per-rank summary; report TRACE_OR_SUMMARY_OR_DIR... merges a job's ranks\n"
-      "diff     utilisation, idle by cause and the stacks whose idle grew or shrank, before -> after\n"
+      "diff     utilisation, idle by cause and the stacks whose idle grew or shrank, before -> after;\n"
+      "         --what-if: the before side's predictions against the after side as measured\n"
       "html     one self-contained page: timeline, host threads, idle flame graph, causes, advice\n"
       "\n"
       "exit codes: 0 ok, 1 below --fail-under, 2 bad input (usage, not a trace, newer version,\n"
@@ -128,7 +129,7 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
       if (absl::Status s = value("--width", &v); !s.ok()) return s;
       if (!absl::SimpleAtoi(v, &out.width) || out.width < 40 || out.width > 1000)
         return absl::InvalidArgumentError(absl::StrCat("--width: '", v, "' is not a width between 40 and 1000"));
-    } else if (out.command == Subcommand::kReport && a == "--what-if") {
+    } else if ((out.command == Subcommand::kReport || out.command == Subcommand::kDiff) && a == "--what-if") {
       out.what_if = true;
     } else if (out.command == Subcommand::kReport && is("--jobs")) {
       std::string v;

@@ -89,6 +89,25 @@ TraceDiff DiffAnalyses(const Analysis& before, const Analysis& after, size_t top
   std::stable_sort(d.shrank.begin(), d.shrank.end(), [](const StackDelta& x, const StackDelta& y) { return x.delta_ns() < y.delta_ns(); });
   if (d.grew.size() > top) d.grew.resize(top);
   if (d.shrank.size() > top) d.shrank.resize(top);
+  if (before.replay.ran && after.replay.ran) {
+    d.what_if = true;
+    d.replay_ok = before.replay.ok;
+    d.replay_reason = before.replay.reason;
+    for (const Recommendation& r : before.recommendations) {
+      if (!r.prediction.present) continue;
+      PredictionCheck p;
+      p.kind = r.kind;
+      p.workers = r.prediction.workers;
+      p.before_wall_ns = before.replay.measured_wall_ns;
+      p.predicted_wall_ns = r.prediction.wall_ns;
+      p.after_wall_ns = after.replay.measured_wall_ns;
+      p.before_utilization = before.replay.measured_utilization;
+      p.predicted_utilization = r.prediction.utilization;
+      p.after_utilization = after.replay.measured_utilization;
+      for (const Recommendation& a : after.recommendations) p.still_recommended |= a.kind == r.kind;
+      d.predictions.push_back(std::move(p));
+    }
+  }
   return d;
 }
 
@@ -127,6 +146,21 @@ std::string RenderDiffText(const TraceDiff& d) {
   };
   stacks("Stacks whose idle time grew most", d.grew);
   stacks("Stacks whose idle time shrank most", d.shrank);
+  if (d.what_if) {
+    absl::StrAppend(&s, "\nWhat-if: the before side's predictions against the after side (run: first record to "
+                        "last)\n");
+    if (!d.replay_ok) absl::StrAppend(&s, "  (none: the before side's replay did not hold: ", d.replay_reason, ")\n");
+    if (d.replay_ok && d.predictions.empty()) absl::StrAppend(&s, "  (none: no recommendation had a prediction)\n");
+    for (const PredictionCheck& p : d.predictions) {
+      absl::StrAppend(&s, "  ", p.kind, p.workers ? absl::StrCat(" (", p.workers, p.workers == 1 ? " input worker)" : " input workers)") : "",
+                      p.still_recommended ? "" : " — no longer recommended after", "\n    run ",
+                      FormatDuration(p.before_wall_ns), " -> predicted ", FormatDuration(p.predicted_wall_ns),
+                      ", measured ", FormatDuration(p.after_wall_ns),
+                      absl::StrFormat(" (prediction %+.1f%%)", 100 * p.wall_error()), "; GPU-Util ",
+                      FormatPercent(p.before_utilization), " -> predicted ", FormatPercent(p.predicted_utilization),
+                      ", measured ", FormatPercent(p.after_utilization), "\n");
+    }
+  }
   return s;
 }
 
@@ -170,6 +204,27 @@ std::string RenderDiffJson(const TraceDiff& d) {
   };
   root.Set("stacks_grew", stacks(d.grew));
   root.Set("stacks_shrank", stacks(d.shrank));
+  if (d.what_if) {
+    Json predictions = Json::Array();
+    for (const PredictionCheck& p : d.predictions) {
+      Json j = Json::Object()
+                   .Set("kind", p.kind)
+                   .Set("wall_ns_before", p.before_wall_ns)
+                   .Set("wall_ns_predicted", p.predicted_wall_ns)
+                   .Set("wall_ns_after", p.after_wall_ns)
+                   .Set("wall_error", p.wall_error())
+                   .Set("utilization_before", p.before_utilization)
+                   .Set("utilization_predicted", p.predicted_utilization)
+                   .Set("utilization_after", p.after_utilization)
+                   .Set("still_recommended", p.still_recommended);
+      if (p.workers) j.Set("workers", p.workers);
+      predictions.Push(std::move(j));
+    }
+    root.Set("what_if", Json::Object()
+                            .Set("replay_ok", d.replay_ok)
+                            .Set("replay_reason", d.replay_reason)
+                            .Set("predictions", std::move(predictions)));
+  }
   return root.Dump(2) + "\n";
 }
 

@@ -29,6 +29,19 @@ struct StackDelta {
   TimeNs delta_ns() const { return after_ns - before_ns; }
 };
 
+// A prediction the BEFORE side's replay made (report --what-if), against the AFTER side as
+// measured by the same measure (the replay's: first record to last, compute busy / wall).
+struct PredictionCheck {
+  std::string kind;                    // the recommendation kind
+  uint32_t workers = 0;                // input workers predicted (input_pipeline, input_workers)
+  TimeNs before_wall_ns = 0, predicted_wall_ns = 0, after_wall_ns = 0;
+  double before_utilization = 0, predicted_utilization = 0, after_utilization = 0;
+  bool still_recommended = false;      // the AFTER side recommends it too (not the change made)
+  double wall_error() const {          // (predicted - measured) / measured
+    return after_wall_ns > 0 ? static_cast<double>(predicted_wall_ns - after_wall_ns) / after_wall_ns : 0;
+  }
+};
+
 struct TraceDiff {
   double before_utilization = 0, after_utilization = 0;          // compute busy / wall
   double before_steady_utilization = 0, after_steady_utilization = 0;
@@ -39,6 +52,11 @@ struct TraceDiff {
   std::vector<CauseDelta> causes;      // every cause, report order
   std::vector<StackDelta> grew;        // delta > 0, largest first
   std::vector<StackDelta> shrank;      // delta < 0, most negative first
+  // diff --what-if: each prediction of the BEFORE side, in its report's order; empty without it or
+  // when the BEFORE side's replay check failed (replay_ok false, replay_reason why).
+  bool what_if = false, replay_ok = false;
+  std::string replay_reason;
+  std::vector<PredictionCheck> predictions;
 };
 
 // `before` and `after` should be built with AllStacksOptions() (collapsed_stacks.h) so that no

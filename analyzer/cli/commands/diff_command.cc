@@ -3,16 +3,30 @@
 #include "analyzer/cli/commands/commands.h"
 #include "analyzer/export/collapsed_stacks.h"
 #include "analyzer/export/trace_diff.h"
+#include "analyzer/whatif/predictions.h"
+#include "analyzer/whatif/replay_observer.h"
 
 namespace gs::analyzer::cli {
 
+namespace {
+// One side, with --what-if its replay (whatif/predictions.h) on the same pass.
+absl::StatusOr<Analysis> AnalyzeSide(const std::vector<std::string>& traces, bool what_if) {
+  whatif::ReplayObserver replay;
+  AnalyzeHooks hooks;
+  if (what_if) hooks.observers.push_back(&replay);
+  absl::StatusOr<Analysis> a = AnalyzeTraces(traces, AllStacksOptions(), hooks);
+  if (a.ok() && what_if) whatif::AttachPredictions(replay.replays(), &*a);
+  return a;
+}
+}  // namespace
+
 int RunDiff(const CliArgs& args, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<Analysis> before = AnalyzeTraces(args.traces, AllStacksOptions());
+  absl::StatusOr<Analysis> before = AnalyzeSide(args.traces, args.what_if);
   if (!before.ok()) {
     err << "gsanalyze: " << before.status().message() << "\n";
     return kExitBadInput;
   }
-  absl::StatusOr<Analysis> after = AnalyzeTraces(args.after_traces, AllStacksOptions());
+  absl::StatusOr<Analysis> after = AnalyzeSide(args.after_traces, args.what_if);
   if (!after.ok()) {
     err << "gsanalyze: " << after.status().message() << "\n";
     return kExitBadInput;

@@ -98,14 +98,58 @@ TEST_F(WhatIfTest, TheReportIsTheSameWhateverTheJobs) {
   }
 }
 
-TEST(WhatIfArgsTest, WhatIfIsAReportFlag) {
+TEST_F(WhatIfTest, DiffSetsTheBeforeSidesPredictionsAgainstTheAfterSide) {
+  // The starved run "fixed" into the healthy one: the before side predicted its input
+  // recommendation; the after side no longer has it and is measured by the same measure.
+  ASSERT_EQ(testing::WriteHealthyTrace(dir_ + "/healthy.gstrace"), "");
+  absl::StatusOr<CliArgs> args = ParseArgs({"diff", "--what-if", "--json", starved_, dir_ + "/healthy.gstrace"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  std::ostringstream out, err;
+  ASSERT_EQ(RunDiff(*args, out, err), 0) << err.str();
+  absl::StatusOr<Json> j = Json::Parse(out.str());
+  ASSERT_TRUE(j.ok()) << j.status();
+  ASSERT_TRUE(j->Has("what_if")) << out.str();
+  const Json& w = (*j)["what_if"];
+  EXPECT_TRUE(w["replay_ok"].as_bool());
+  ASSERT_GE(w["predictions"].size(), 1u) << out.str();
+  bool input = false;
+  for (const Json& p : w["predictions"].items()) {
+    EXPECT_GT(p["wall_ns_after"].as_int(), 0);
+    EXPECT_LT(p["wall_ns_predicted"].as_int(), p["wall_ns_before"].as_int());
+    const double error = static_cast<double>(p["wall_ns_predicted"].as_int() - p["wall_ns_after"].as_int()) /
+                         static_cast<double>(p["wall_ns_after"].as_int());
+    EXPECT_NEAR(p["wall_error"].as_double(), error, 1e-6);  // JSON keeps 6 significant digits
+    if (p["kind"].as_string() == "input_pipeline") {
+      input = true;
+      EXPECT_FALSE(p["still_recommended"].as_bool());
+    }
+  }
+  EXPECT_TRUE(input) << out.str();
+  std::ostringstream text, text_err;
+  args = ParseArgs({"diff", "--what-if", starved_, dir_ + "/healthy.gstrace"});
+  ASSERT_EQ(RunDiff(*args, text, text_err), 0);
+  EXPECT_NE(text.str().find("What-if: the before side's predictions against the after side"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("no longer recommended after"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("(prediction "), std::string::npos) << text.str();
+  // Without the flag: none of it.
+  std::ostringstream plain, plain_err;
+  args = ParseArgs({"diff", starved_, dir_ + "/healthy.gstrace"});
+  ASSERT_EQ(RunDiff(*args, plain, plain_err), 0);
+  EXPECT_EQ(plain.str().find("What-if"), std::string::npos);
+}
+
+TEST(WhatIfArgsTest, WhatIfIsAReportAndDiffFlag) {
   absl::StatusOr<CliArgs> a = ParseArgs({"report", "--what-if", "t.gstrace"});
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_TRUE(a->what_if);
   EXPECT_FALSE(ParseArgs({"report", "t.gstrace"})->what_if);
   absl::StatusOr<CliArgs> diff = ParseArgs({"diff", "--what-if", "a", "b"});
-  ASSERT_FALSE(diff.ok());
-  EXPECT_NE(std::string(diff.status().message()).find("unknown option '--what-if'"), std::string::npos);
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  EXPECT_TRUE(diff->what_if);
+  absl::StatusOr<CliArgs> html = ParseArgs({"html", "--what-if", "a", "-o", "x.html"});
+  ASSERT_FALSE(html.ok());
+  EXPECT_NE(std::string(html.status().message()).find("unknown option '--what-if'"), std::string::npos);
 }
 
 }  // namespace
