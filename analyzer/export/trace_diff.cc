@@ -97,7 +97,7 @@ TraceDiff DiffAnalyses(const Analysis& before, const Analysis& after, size_t top
       if (!r.prediction.present) continue;
       PredictionCheck p;
       p.kind = r.kind;
-      p.workers = r.prediction.workers;
+      p.workers = r.prediction.workers;  // 0 for the input kinds: the bound (no more workers fit)
       p.before_wall_ns = before.replay.measured_wall_ns;
       p.predicted_wall_ns = r.prediction.wall_ns;
       p.after_wall_ns = after.replay.measured_wall_ns;

@@ -495,7 +495,7 @@ class JsonFormat final : public ReportFormat {
                      .Set("wall_ns", r.prediction.wall_ns)
                      .Set("utilization_before", a.replay.measured_utilization)
                      .Set("utilization", r.prediction.utilization);
-        if (r.prediction.workers > 0)
+        if (r.prediction.bound_wall_ns > 0)
           p.Set("workers", r.prediction.workers)
               .Set("bound_wall_ns", r.prediction.bound_wall_ns)
               .Set("bound_utilization", r.prediction.bound_utilization);

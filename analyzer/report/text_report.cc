@@ -23,10 +23,14 @@ std::string PredictionLine(const ReplaySummary& replay, const Prediction& p) {
   std::string line = absl::StrCat("What-if (replayed): run ", FormatDuration(replay.measured_wall_ns), " -> ",
                                   FormatDuration(p.wall_ns), ", GPU-Util ", FormatPercent(replay.measured_utilization),
                                   " -> ", FormatPercent(p.utilization));
-  if (p.workers > 0)
+  if (p.workers > 0) {
     absl::StrAppend(&line, " with ", p.workers, p.workers == 1 ? " input worker" : " input workers",
                     " (input preparation free: ", FormatDuration(p.bound_wall_ns), ", ",
                     FormatPercent(p.bound_utilization), ")");
+  } else if (p.bound_wall_ns > 0) {
+    absl::StrAppend(&line, " with input preparation free (no more workers fit the host's cores: "
+                           "cheaper batches are the way)");
+  }
   return line;
 }
 

@@ -192,7 +192,8 @@ struct Prediction {
   bool present = false;
   TimeNs wall_ns = 0;
   double utilization = 0;
-  uint32_t workers = 0;           // input_pipeline, input_workers: the N input workers predicted
+  uint32_t workers = 0;           // input_pipeline, input_workers: the N input workers predicted;
+                                  // 0: no more fit the host, the prediction is the bound below
   TimeNs bound_wall_ns = 0;       // input_pipeline, input_workers: input preparation free (the bound)
   double bound_utilization = 0;
 };

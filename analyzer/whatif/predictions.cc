@@ -107,9 +107,13 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
           break;
         }
       }
-      p.present = p.workers > 0;
       p.bound_wall_ns = bound.wall_ns;
       p.bound_utilization = bound.utilization;
+      if (p.workers == 0) {  // no more workers fit the host: cheaper batches, the bound
+        p.wall_ns = bound.wall_ns;
+        p.utilization = bound.utilization;
+      }
+      p.present = true;
       continue;
     }
     if (!AnyTraceHas(replays, rec.kind)) continue;

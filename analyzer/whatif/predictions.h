@@ -7,7 +7,8 @@
 // GPU-Util the compute busy time of all traces over their walls. Input workers: the smallest N of
 // 1, 2, 4, 8, 16 above the trace's workers whose run is within 5% of the best such N; at most the
 // host's cores less one (where the traces say; else 8) unless the workers wait on storage or on
-// something else (accounting/input_workers.h verdict), which needs no core.
+// something else (accounting/input_workers.h verdict), which needs no core. Where no more workers
+// fit, the prediction is the bound: input preparation free (cheaper batches), workers 0.
 //
 // Pure function; no thread safety concerns.
 #ifndef GPUSTALL_ANALYZER_WHATIF_PREDICTIONS_H_

@@ -24,6 +24,9 @@ LANG is cpp (the nvcc-built workload_SHAPE) or py (py/SHAPE.py on PY). What is c
   graphs       graph_replay: every replayed kernel traced to its capture-time call; the capture
                sites by replayed device time are mlp_block 80% and attention_block 20% (±2 points);
   healthy      well_fed: no recommendation, utilisation > 95%.
+  replay       `gsanalyze report --what-if`: the trace's dependency graph replayed unmodified
+               gives its run time and device busy time within the 3% tolerance (replay.ok), and
+               every recommendation the replay can predict for has a prediction.
   python root  py: the flame graph (`gsanalyze export --collapsed`, NVTX range frames aside) has
                one root, the script's `<module>`: every stack with a Python frame starts there, and
                >= 99% of the steady idle that has a host stack is under it.
@@ -637,6 +640,26 @@ def check_healthy(rep, at, paths):
         [x["text"] for x in rep["recommendations"]], paths), True)
 
 
+PREDICTED_KINDS = ("remove_sync", "allocator", "pin_memory", "launch_overhead", "input_pipeline", "input_workers")
+
+
+def check_replay(args, trace, at, paths):
+    """The replay check holds and the predictable recommendations carry their prediction."""
+    r = subprocess.run([args.gsanalyze, "report", "--what-if", "--json", trace], capture_output=True, text=True,
+                       timeout=120)
+    if not at.check(r.returncode == 0, "gsanalyze report --what-if exited %d: %s %s" % (
+            r.returncode, r.stderr.strip(), paths), False):
+        return
+    rep = json.loads(r.stdout)
+    replay = rep.get("replay", {})
+    if not at.check(replay.get("ok") is True, "replay check failed: %s (wall %+.2f%%, busy %+.2f%%) %s" % (
+            replay.get("reason"), 100 * replay.get("wall_error", 0), 100 * replay.get("busy_error", 0), paths), False):
+        return
+    for rec in rep["recommendations"]:
+        if rec["kind"] in PREDICTED_KINDS:
+            at.check("prediction" in rec, "recommendation %s has no prediction %s" % (rec["kind"], paths), False)
+
+
 def run_once(args, shape, spec, work):
     at = Attempt(work)
     ran = run_workload(args, shape, spec, work, at)
@@ -663,6 +686,7 @@ def run_once(args, shape, spec, work):
         check_healthy(rep, at, paths)
     if spec.get("fill"):
         check_fill(rep, truth, spec, at, paths)
+    check_replay(args, trace, at, paths)
     if args.lang == "py":
         check_python_root(args, spec, trace, at, paths)
     if getattr(args, "cupti12", ""):
