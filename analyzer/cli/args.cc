@@ -15,7 +15,7 @@ std::string Usage() {
       "       gsanalyze dump TRACE\n"
       "       gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE\n"
       "       gsanalyze diff BEFORE AFTER [--json] [--what-if]   (several traces: BEFORE... -- AFTER...)\n"
-      "       gsanalyze html TRACE... -o OUT.html\n"
+      "       gsanalyze html TRACE... -o OUT.html [--what-if]\n"
       "       gsanalyze summarize TRACE -o SUMMARY   (report merges summaries of many ranks)\n"
       "       gsanalyze export --tables DIR TRACE_OR_DIR...\n"
       "\n"
@@ -129,7 +129,9 @@ absl::StatusOr<CliArgs> ParseArgs(const std::vector<std::string>& args) {
       if (absl::Status s = value("--width", &v); !s.ok()) return s;
       if (!absl::SimpleAtoi(v, &out.width) || out.width < 40 || out.width > 1000)
         return absl::InvalidArgumentError(absl::StrCat("--width: '", v, "' is not a width between 40 and 1000"));
-    } else if ((out.command == Subcommand::kReport || out.command == Subcommand::kDiff) && a == "--what-if") {
+    } else if ((out.command == Subcommand::kReport || out.command == Subcommand::kDiff ||
+                out.command == Subcommand::kHtml) &&
+               a == "--what-if") {
       out.what_if = true;
     } else if (out.command == Subcommand::kReport && is("--jobs")) {
       std::string v;

@@ -10,6 +10,8 @@
 #include "analyzer/cli/terminal/progress.h"
 #include "analyzer/report/html/html_report.h"
 #include "analyzer/units/units.h"
+#include "analyzer/whatif/predictions.h"
+#include "analyzer/whatif/replay_observer.h"
 
 namespace gs::analyzer::cli {
 
@@ -28,15 +30,18 @@ struct HtmlReportStats {
 absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& paths, std::ostream* out,
                                                 const html::HtmlReportOptions& options,
                                                 std::vector<std::string>* warnings,
-                                                const AnalyzeProgress& progress) {
+                                                const AnalyzeProgress& progress, bool what_if) {
   html::Timeline timeline(options.timeline);
   html::TimelineObserver observer(&timeline, paths.size());
+  whatif::ReplayObserver replay;  // --what-if: the predictions beside the advice
   AnalyzeHooks hooks;
   hooks.progress = progress;
   hooks.observers = {&observer};
+  if (what_if) hooks.observers.push_back(&replay);
   absl::StatusOr<Analysis> analyzed = AnalyzeTraces(paths, options.analysis, hooks);
   if (!analyzed.ok()) return analyzed.status();
   Analysis analysis = std::move(*analyzed);
+  if (what_if) whatif::AttachPredictions(replay.replays(), &analysis);
   *warnings = analysis.warnings;
 
   std::string title = "gpustall report";
@@ -66,9 +71,10 @@ int RunHtml(const CliArgs& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> warnings;
   ProgressLine progress(&err, args.progress);  // on a terminal only; erased before the summary
   absl::StatusOr<HtmlReportStats> stats =
-      WriteHtmlReport(args.traces, &file, {}, &warnings, [&](size_t i, uint64_t read, uint64_t size) {
-        progress.Update(i, args.traces.size(), args.traces[i], read, size);
-      });
+      WriteHtmlReport(
+          args.traces, &file, {}, &warnings,
+          [&](size_t i, uint64_t read, uint64_t size) { progress.Update(i, args.traces.size(), args.traces[i], read, size); },
+          args.what_if);
   progress.Finish();
   file.close();
   if (stats.ok() && !file) stats = absl::InternalError("write failed: " + args.html_out);

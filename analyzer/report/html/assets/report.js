@@ -566,8 +566,38 @@
       d.appendChild(el("div", "", r.text));
       d.appendChild(el("div", "numbers", r.kind + " · addresses " + pct(r.idle_share || 0) + " of idle time" +
         (r.est_gain_ns ? " · estimated gain " + fmtNs(r.est_gain_ns) : "")));
+      if (r.prediction) d.appendChild(renderPrediction(r.prediction));
       box.appendChild(d);
     });
+    var replay = report.replay;  // gsanalyze html --what-if (JSON.md replay)
+    if (replay)
+      box.appendChild(el("div", "muted replay-check", "Replay check: the traces' dependencies replay to " +
+        fmtNs(replay.replayed_wall_ns) + " (measured " + fmtNs(replay.measured_wall_ns) + ", " +
+        (replay.wall_error >= 0 ? "+" : "") + (100 * replay.wall_error).toFixed(1) + "%)" +
+        (replay.ok ? ": within " + pct(replay.tolerance) + ", so each recommendation shows what it would buy."
+                   : "; no prediction is shown: " + replay.reason + ".")));
+  }
+  // What a fix would buy (JSON.md recommendations[].prediction): run time and GPU-Util before and
+  // after as two pairs of bars on one scale, and the numbers.
+  function renderPrediction(p) {
+    var box = el("div", "what-if");
+    var scale = Math.max(p.wall_ns_before, p.wall_ns) || 1;
+    [["before", p.wall_ns_before, p.utilization_before], ["after the fix", p.wall_ns, p.utilization]].forEach(function (row) {
+      var line = el("div", "what-if-row");
+      line.appendChild(el("span", "what-if-label", row[0]));
+      var bar = el("span", "what-if-bar");
+      bar.style.width = (100 * row[1] / scale).toFixed(1) + "%";
+      line.appendChild(bar);
+      line.appendChild(el("span", "what-if-value", fmtNs(row[1]) + " · GPU-Util " + pct(row[2])));
+      box.appendChild(line);
+    });
+    var text = "What-if (replayed): run " + fmtNs(p.wall_ns_before) + " → " + fmtNs(p.wall_ns) + ", GPU-Util " +
+      pct(p.utilization_before) + " → " + pct(p.utilization);
+    if (p.workers > 0) text += " with " + p.workers + (p.workers === 1 ? " input worker" : " input workers") +
+      " (input preparation free: " + fmtNs(p.bound_wall_ns) + ", " + pct(p.bound_utilization) + ")";
+    else if (p.bound_wall_ns > 0) text += " with input preparation free (no more workers fit the host's cores)";
+    box.appendChild(el("div", "numbers what-if-text", text));
+    return box;
   }
   // The launch configurations that left the most of their device empty (JSON.md kernel_configs[],
   // as the text report's "Under-filled kernels").

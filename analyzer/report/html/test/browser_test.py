@@ -24,6 +24,8 @@ fd 4 out, NUL-terminated JSON), loads the report from a file:// URL and checks:
     frame zooms to it (it becomes the focus and spans the graph's width), the search finds frames;
   - zooming the timeline narrows the view; a frame draws in bounded rectangles and time; hovering
     each lane gives its tooltip, the wheel zooms, a drag pans, a longest-interval row shows it;
+  - simgpu (with --what-if): a before/after pair of bars under each predicted recommendation and
+    the replay check line;
   - a screenshot is written to WORK_DIR/report.png for people to look at.
 Exit 0 pass, 1 fail, 77 (ctest SKIP) when no Chromium is installed.
 """
@@ -246,9 +248,10 @@ def main():
 
     page_path = os.path.join(work, "report.html")
     t = time.time()
-    run([args.gsanalyze, "html", trace, "-o", page_path])
+    what_if = ["--what-if"] if args.case == "simgpu" else []  # the predictions beside the advice
+    run([args.gsanalyze, "html", trace, "-o", page_path] + what_if)
     print("gsanalyze html: %.1f s" % (time.time() - t))
-    rep = json.loads(run([args.gsanalyze, "report", "--json", trace]).stdout)
+    rep = json.loads(run([args.gsanalyze, "report", "--json", trace] + what_if).stdout)
     size = os.path.getsize(page_path)
     print("page: %s, %d bytes" % (page_path, size))
     gstest.check(size < MAX_PAGE_BYTES, "page is %d bytes, over %d" % (size, MAX_PAGE_BYTES))
@@ -260,6 +263,10 @@ def main():
     # The embedded report is the JSON report (same analysis); only the tree is kept finer.
     for key in ("idle_ns", "utilization", "steady_utilization", "causes", "recommendations", "copies", "memory"):
         gstest.check(embedded[key] == rep[key], "embedded report's %s differs from report --json's" % key)
+    gstest.check(embedded.get("replay") == rep.get("replay"), "embedded report's replay differs from report --json's")
+    predicted = sum(1 for r in rep["recommendations"] if "prediction" in r)
+    if what_if:
+        gstest.check(predicted >= 1, "--what-if on the data_starved trace predicted nothing: %s" % rep.get("replay"))
     gstest.check(tree_nodes(embedded["stack_tree"]) >= tree_nodes(rep["stack_tree"]),
                  "the page's stack tree has fewer nodes than report --json's")
 
@@ -356,6 +363,18 @@ def check_page(browser, rep, embedded, args, trace, work):
         fill["lanes"], covered))
     legend = browser.eval("document.getElementById('legend').textContent")
     gstest.check(("under-filled" in legend) == (fill["lanes"] > 0), "legend: %r with %d shaded lanes" % (legend, fill["lanes"]))
+
+    # What each fix buys (--what-if): a before/after pair of bars under each predicted
+    # recommendation, the after bar no longer than the before one where the fix saves time, and
+    # the replay check's line.
+    predicted = sum(1 for r in rep["recommendations"] if "prediction" in r)
+    bars = browser.eval("""Array.from(document.querySelectorAll('#recommendations .what-if')).map(w =>
+        Array.from(w.querySelectorAll('.what-if-bar')).map(b => b.getBoundingClientRect().width))""")
+    gstest.check(len(bars) == predicted, "what-if boxes: page %d, report %d predictions" % (len(bars), predicted))
+    for pair in bars:
+        gstest.check(len(pair) == 2 and pair[1] <= pair[0] + 0.5, "before/after bars: %s" % pair)
+    check_text = browser.eval("(document.querySelector('#recommendations .replay-check') || {}).textContent || ''")
+    gstest.check(("Replay check" in check_text) == ("replay" in rep), "replay check line: %r" % check_text)
 
     # A frame at the widest zoom, timed; its rectangles are bounded by pixels, not events.
     frame = browser.eval("""(() => { gsReport.setView(0, gsReport.view().span); const t = performance.now();
