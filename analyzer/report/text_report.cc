@@ -35,6 +35,7 @@ std::string PredictionLine(const ReplaySummary& replay, const Prediction& p) {
 }
 
 std::string ReplayCheckLine(const ReplaySummary& r) {
+  if (!r.ok && r.replayed_wall_ns == 0) return absl::StrCat("Replay check: no prediction is shown: ", r.reason, ".");
   const std::string figures = absl::StrFormat(
       "the traces' dependencies replay to %s (measured %s, %+.1f%%), device busy %+.1f%%",
       FormatDuration(r.replayed_wall_ns), FormatDuration(r.measured_wall_ns), 100 * r.wall_error, 100 * r.busy_error);

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/result/trace_result.h"
 
@@ -11,11 +12,14 @@ void ReplayObserver::BeginTrace(size_t index, const TraceImporter& importer, con
   (void)index, (void)importer, (void)analyzer;
   sink_.records = ReplayRecords();
   sink_.calls.clear();
+  sink_.max_records = max_records_;
+  sink_.overflowed = false;
   gaps_.clear();
 }
 
 void ReplayObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) {
   (void)device;
+  if (sink_.overflowed) return;
   ClassifiedGap gap;
   gap.length = verdict.length();
   gap.by_cause = verdict.by_cause;
@@ -26,6 +30,18 @@ void ReplayObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& verd
 }
 
 void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const TraceResult& result) {
+  if (sink_.overflowed) {
+    TraceReplay r;
+    r.index = index;
+    r.check.tolerance = 0.03;
+    r.check.reason = absl::StrCat("the trace has more than ", sink_.max_records,
+                                  " API calls and pieces of device work, more than the replay keeps in memory; "
+                                  "replay a shorter capture (a window: gpustall start/stop)");
+    replays_.push_back(std::move(r));
+    sink_.overflowed = false;
+    gaps_.clear();
+    return;
+  }
   std::array<double, kNumCopyDirections> pinned{};
   for (int d = 0; d < kNumCopyDirections; ++d)
     pinned[static_cast<size_t>(d)] = result.copies.KnownPinnedBandwidth(static_cast<CopyDirection>(d), result.link_peak);
@@ -42,7 +58,7 @@ void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const
 
 std::unique_ptr<TraceObserver> ReplayObserver::Fork(size_t index) {
   (void)index;
-  return std::make_unique<ReplayObserver>();
+  return std::make_unique<ReplayObserver>(max_records_);
 }
 
 void ReplayObserver::Join(size_t index, std::unique_ptr<TraceObserver> fork) {

@@ -5,7 +5,9 @@
 //
 // Thread safety: a TraceObserver (trace_observer.h): forks per trace when the pass reads several
 // at once. Memory: each trace's calls and device work while it is read (a what-if needs the
-// whole graph), released at its end; only the figures are kept.
+// whole graph), released at its end; only the figures are kept. A trace of more than
+// kMaxReplayRecords calls and pieces of device work is not replayed (its check says so): its
+// records would take gigabytes (~100 bytes each, the graph's own words besides).
 #ifndef GPUSTALL_ANALYZER_WHATIF_REPLAY_OBSERVER_H_
 #define GPUSTALL_ANALYZER_WHATIF_REPLAY_OBSERVER_H_
 
@@ -26,8 +28,13 @@ struct TraceReplay {
   std::vector<WhatIf> what_ifs;  // computed whether or not the check held
 };
 
+inline constexpr size_t kMaxReplayRecords = 8'000'000;
+
 class ReplayObserver final : public TraceObserver {
  public:
+  ReplayObserver() = default;
+  explicit ReplayObserver(size_t max_records) : max_records_(max_records) {}
+
   RecordSink* records() override { return &sink_; }
   void BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) override;
   void OnIdleInterval(uint32_t device, const IntervalVerdict& verdict) override;
@@ -41,6 +48,7 @@ class ReplayObserver final : public TraceObserver {
   class Collector final : public RecordSink {
    public:
     void OnApiCall(const ApiCall& call) override {
+      if (Full()) return;
       calls.try_emplace(std::make_pair(call.thread, call.enter_ns), static_cast<int32_t>(records.calls.size()));
       records.calls.push_back(call);
     }
@@ -51,14 +59,26 @@ class ReplayObserver final : public TraceObserver {
       return it == calls.end() ? -1 : it->second;
     }
     void OnActivity(const GpuActivity& a) override {
-      if (IsDeviceWork(a.kind) && a.end_ns >= a.start_ns && !(a.start_ns == 0 && a.end_ns == 0))
+      if (IsDeviceWork(a.kind) && a.end_ns >= a.start_ns && !(a.start_ns == 0 && a.end_ns == 0) && !Full())
         records.work.push_back(a);
     }
+    // Past the cap: everything collected is dropped at once, and the rest not collected.
+    bool Full() {
+      if (overflowed) return true;
+      if (records.calls.size() + records.work.size() < max_records) return false;
+      overflowed = true;
+      records = ReplayRecords();
+      calls.clear();
+      return true;
+    }
+    size_t max_records = kMaxReplayRecords;
+    bool overflowed = false;
     void OnSample(const Sample&) override {}
     void OnMemoryEvent(const MemoryEvent&) override {}
     ReplayRecords records;
     absl::flat_hash_map<std::pair<uint64_t, TimeNs>, int32_t> calls;  // (thread, entry) -> index
   };
+  size_t max_records_ = kMaxReplayRecords;
   Collector sink_;
   std::vector<ClassifiedGap> gaps_;
   std::vector<TraceReplay> replays_;

@@ -269,5 +269,20 @@ TEST(ReplayObserverTest, EveryRealPyTorchTraceOfOneProcessReplaysWithinThreePerc
   }
 }
 
+TEST(ReplayObserverTest, ATraceOverTheRecordCapIsNotReplayedAndTheCheckSaysWhy) {
+  ReplayObserver replay(/*max_records=*/500);
+  AnalyzeHooks hooks;
+  hooks.observers.push_back(&replay);
+  auto a = AnalyzeTraces({std::string(GS_KINETO_TESTDATA) + "/v100_resnet50_workers0.pt.trace.json.gz"},
+                         AnalysisOptions(), hooks);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(replay.replays().size(), 1u);
+  const TraceReplay& r = replay.replays()[0];
+  EXPECT_FALSE(r.check.ok);
+  EXPECT_NE(r.check.reason.find("more than 500 API calls and pieces of device work"), std::string::npos)
+      << r.check.reason;
+  EXPECT_TRUE(r.what_ifs.empty());
+}
+
 }  // namespace
 }  // namespace gs::analyzer::whatif

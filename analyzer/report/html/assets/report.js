@@ -570,7 +570,9 @@
       box.appendChild(d);
     });
     var replay = report.replay;  // gsanalyze html --what-if (JSON.md replay)
-    if (replay)
+    if (replay && !replay.ok && !replay.replayed_wall_ns)
+      box.appendChild(el("div", "muted replay-check", "Replay check: no prediction is shown: " + replay.reason + "."));
+    else if (replay)
       box.appendChild(el("div", "muted replay-check", "Replay check: the traces' dependencies replay to " +
         fmtNs(replay.replayed_wall_ns) + " (measured " + fmtNs(replay.measured_wall_ns) + ", " +
         (replay.wall_error >= 0 ? "+" : "") + (100 * replay.wall_error).toFixed(1) + "%)" +
