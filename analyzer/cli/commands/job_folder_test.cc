@@ -9,6 +9,7 @@
 
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/commands/run_command_for_test.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 
@@ -17,18 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int exit;
-  std::string out, err;
-};
-
 Ran Gsanalyze(int (*command)(const CliArgs&, std::ostream&, std::ostream&), const std::vector<std::string>& argv) {
-  absl::StatusOr<CliArgs> args = ParseArgs(argv);
-  EXPECT_TRUE(args.ok()) << args.status();
-  if (!args.ok()) return {-1, "", ""};
-  std::ostringstream out, err;
-  const int exit = command(*args, out, err);
-  return {exit, out.str(), err.str()};
+  return RunCommand(command, argv);
 }
 
 class JobFolderTest : public ::testing::Test {

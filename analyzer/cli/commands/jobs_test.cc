@@ -13,6 +13,7 @@
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/commands/run_command_for_test.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
@@ -22,19 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int exit;
-  std::string out, err;
-};
-
-Ran Report(const std::vector<std::string>& argv) {
-  absl::StatusOr<CliArgs> args = ParseArgs(argv);
-  EXPECT_TRUE(args.ok()) << args.status();
-  if (!args.ok()) return {-1, "", ""};
-  std::ostringstream out, err;
-  const int exit = RunReport(*args, out, err);
-  return {exit, out.str(), err.str()};
-}
+Ran Report(const std::vector<std::string>& argv) { return RunCommand(&RunReport, argv); }
 
 std::vector<std::string> WithJobs(std::vector<std::string> argv, const char* jobs) {
   argv.insert(argv.end(), {"--jobs", jobs});

@@ -7,6 +7,7 @@
 
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/commands/run_command_for_test.h"
 #include "analyzer/json/json_value.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
@@ -16,19 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int exit;
-  std::string out, err;
-};
-
-Ran Report(const std::vector<std::string>& argv) {
-  absl::StatusOr<CliArgs> args = ParseArgs(argv);
-  EXPECT_TRUE(args.ok()) << args.status();
-  if (!args.ok()) return {-1, "", ""};
-  std::ostringstream out, err;
-  const int exit = RunReport(*args, out, err);
-  return {exit, out.str(), err.str()};
-}
+Ran Report(const std::vector<std::string>& argv) { return RunCommand(&RunReport, argv); }
 
 class WhatIfTest : public ::testing::Test {
  protected:
@@ -102,16 +91,15 @@ TEST_F(WhatIfTest, DiffSetsTheBeforeSidesPredictionsAgainstTheAfterSide) {
   // The starved run "fixed" into the healthy one: the before side predicted its input
   // recommendation; the after side no longer has it and is measured by the same measure.
   ASSERT_EQ(testing::WriteHealthyTrace(dir_ + "/healthy.gstrace"), "");
-  absl::StatusOr<CliArgs> args = ParseArgs({"diff", "--what-if", "--json", starved_, dir_ + "/healthy.gstrace"});
-  ASSERT_TRUE(args.ok()) << args.status();
-  std::ostringstream out, err;
-  ASSERT_EQ(RunDiff(*args, out, err), 0) << err.str();
-  absl::StatusOr<Json> j = Json::Parse(out.str());
+  const Ran json = RunCommand(&RunDiff, {"diff", "--what-if", "--json", starved_, dir_ + "/healthy.gstrace"});
+  ASSERT_EQ(json.exit, 0) << json.err;
+  const std::string out = json.out;
+  absl::StatusOr<Json> j = Json::Parse(out);
   ASSERT_TRUE(j.ok()) << j.status();
-  ASSERT_TRUE(j->Has("what_if")) << out.str();
+  ASSERT_TRUE(j->Has("what_if")) << out;
   const Json& w = (*j)["what_if"];
   EXPECT_TRUE(w["replay_ok"].as_bool());
-  ASSERT_GE(w["predictions"].size(), 1u) << out.str();
+  ASSERT_GE(w["predictions"].size(), 1u) << out;
   bool input = false;
   for (const Json& p : w["predictions"].items()) {
     EXPECT_GT(p["wall_ns_after"].as_int(), 0);
@@ -124,19 +112,17 @@ TEST_F(WhatIfTest, DiffSetsTheBeforeSidesPredictionsAgainstTheAfterSide) {
       EXPECT_FALSE(p["still_recommended"].as_bool());
     }
   }
-  EXPECT_TRUE(input) << out.str();
-  std::ostringstream text, text_err;
-  args = ParseArgs({"diff", "--what-if", starved_, dir_ + "/healthy.gstrace"});
-  ASSERT_EQ(RunDiff(*args, text, text_err), 0);
-  EXPECT_NE(text.str().find("What-if: the before side's predictions against the after side"), std::string::npos)
-      << text.str();
-  EXPECT_NE(text.str().find("no longer recommended after"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("(prediction "), std::string::npos) << text.str();
+  EXPECT_TRUE(input) << out;
+  const Ran text = RunCommand(&RunDiff, {"diff", "--what-if", starved_, dir_ + "/healthy.gstrace"});
+  ASSERT_EQ(text.exit, 0) << text.err;
+  EXPECT_NE(text.out.find("What-if: the before side's predictions against the after side"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("no longer recommended after"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(prediction "), std::string::npos) << text.out;
   // Without the flag: none of it.
-  std::ostringstream plain, plain_err;
-  args = ParseArgs({"diff", starved_, dir_ + "/healthy.gstrace"});
-  ASSERT_EQ(RunDiff(*args, plain, plain_err), 0);
-  EXPECT_EQ(plain.str().find("What-if"), std::string::npos);
+  const Ran plain = RunCommand(&RunDiff, {"diff", starved_, dir_ + "/healthy.gstrace"});
+  ASSERT_EQ(plain.exit, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("What-if"), std::string::npos);
 }
 
 TEST(WhatIfArgsTest, WhatIfIsAReportAndDiffFlag) {
