@@ -131,7 +131,14 @@ void ReplayGraph::Build() {
       const int32_t w = by_engine[k];
       if (k > 0 && key(by_engine[k - 1]) != key(w)) last = kNone;
       const GpuActivity& a = work[static_cast<size_t>(w)];
-      if (last != kNone && a.start_ns >= work[static_cast<size_t>(last)].end_ns) work_nodes_[static_cast<size_t>(w)].engine_prev = last;
+      WorkNode& n = work_nodes_[static_cast<size_t>(w)];
+      if (last != kNone && a.start_ns >= work[static_cast<size_t>(last)].end_ns) {
+        n.engine_prev = last;
+      } else if (last != kNone) {  // began while `last` ran: no sooner after its predecessor's start
+        const int32_t before = by_engine[k - 1];
+        n.engine_started = before;
+        n.engine_offset = a.start_ns - work[static_cast<size_t>(before)].start_ns;
+      }
       if (last == kNone || a.end_ns > work[static_cast<size_t>(last)].end_ns) last = w;
     }
   }
@@ -191,6 +198,8 @@ void ReplayGraph::Build() {
     TimeNs t = kNever;
     if (n.stream_prev != kNone) t = std::max(t, work[static_cast<size_t>(n.stream_prev)].end_ns);
     if (n.engine_prev != kNone) t = std::max(t, work[static_cast<size_t>(n.engine_prev)].end_ns);
+    if (n.engine_started != kNone)
+      t = std::max(t, work[static_cast<size_t>(n.engine_started)].start_ns + n.engine_offset);
     for (uint32_t k = n.deps_begin; k < n.deps_end; ++k) t = std::max(t, work[static_cast<size_t>(deps_[k])].end_ns);
     return t;
   };
@@ -333,6 +342,7 @@ ReplayGraph::Times ReplayGraph::ReplayTimes(const ReplayChanges& changes) const 
       if (n.call != kNone) f(n.call);
       if (n.stream_prev != kNone) f(2 * C + n.stream_prev);
       if (n.engine_prev != kNone) f(2 * C + n.engine_prev);
+      if (n.engine_started != kNone) f(2 * C + n.engine_started);
       for (uint32_t k = n.deps_begin; k < n.deps_end; ++k) f(2 * C + deps_[k]);
     }
   };
@@ -365,6 +375,7 @@ ReplayGraph::Times ReplayGraph::ReplayTimes(const ReplayChanges& changes) const 
     if (n.stream_prev != kNone)
       t = std::max(t, end_of(n.stream_prev) + keep(changes.WorkGapAfterPrevious(static_cast<size_t>(w)), n.after_prev));
     if (n.engine_prev != kNone) t = std::max(t, end_of(n.engine_prev));
+    if (n.engine_started != kNone) t = std::max(t, get(2 * C + n.engine_started) + n.engine_offset);
     for (uint32_t k = n.deps_begin; k < n.deps_end; ++k) t = std::max(t, end_of(deps_[k]));
     return t;
   };

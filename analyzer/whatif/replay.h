@@ -14,8 +14,9 @@
 //             kernels, a copy in pieces) keeps its measured gaps between its pieces;
 //   engine    work of one device and engine (kernels and memsets; uploads; downloads; other
 //             copies) that did not overlap the engine's earlier work in the trace does not
-//             overlap it in the replay either: streams give no more concurrency than the device
-//             showed (kernels that ran concurrently stay free to);
+//             overlap it in the replay either, and work that began while earlier work ran
+//             begins no sooner after the start of the one before it than it did: streams give
+//             no more concurrency than the device showed;
 //   events    cudaStreamWaitEvent: later work on the waiting stream starts no earlier than the
 //             work the event's latest cudaEventRecord followed;
 //   syncs     a stream/device/event synchronisation, and a copy that does not return before its
@@ -156,6 +157,8 @@ class ReplayGraph {
     int32_t call = kNone;     // launching call
     int32_t stream_prev = kNone;
     int32_t engine_prev = kNone;  // the engine's work it followed without overlap (see "engine")
+    int32_t engine_started = kNone;  // the engine's work that started before it while running
+    TimeNs engine_offset = 0;        // ... and how long after that one's start it started
     TimeNs latency = 0;       // start - call's enter (launch edge)
     TimeNs after_prev = 0;    // minimum gap after stream_prev's end
     bool anchored = false;    // no call, no predecessor: starts where it started

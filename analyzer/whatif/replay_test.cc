@@ -125,6 +125,24 @@ TEST(ReplayTest, WorkThatDidNotOverlapOnTheDeviceDoesNotOverlapInTheReplay) {
   EXPECT_GE(t.start[1], t.end[0]);
 }
 
+TEST(ReplayTest, WorkThatBeganWhileOtherWorkRanKeepsItsOffsetFromThatWorksStart) {
+  // Two streams: the second kernel, launched at once, began 300 us into the first (the device
+  // gave it room only then). Launched earlier in a what-if, it still begins 300 us into the first.
+  Program p;
+  const size_t a = p.Call(0, 5 * kUs, ApiClass::kLaunch, 0x10);
+  const size_t b = p.Call(100 * kUs, 5 * kUs, ApiClass::kLaunch, 0x20);
+  p.Work(a, 10 * kUs, 1 * kMs, 7);
+  p.Work(b, 310 * kUs, 1 * kMs, 8);
+  p.Call(110 * kUs, 1210 * kUs, ApiClass::kDeviceSync);
+  const ReplayGraph graph(p.records);
+  EXPECT_TRUE(CheckReplay(graph).ok);
+  ReplayChanges sooner;
+  sooner.SetHostGap(b, 0);
+  const ReplayGraph::Times t = graph.ReplayTimes(sooner);
+  EXPECT_EQ(t.start[1], t.start[0] + 300 * kUs);
+  EXPECT_EQ(graph.Replay(sooner).busy_ns, graph.Measured().busy_ns);
+}
+
 TEST(ReplayTest, AStreamWaitEventOrdersWorkAcrossStreams) {
   Program p;
   const size_t k1 = p.Call(0, 5 * kUs, ApiClass::kLaunch, 0x10);
