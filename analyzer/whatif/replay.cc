@@ -270,8 +270,13 @@ void ReplayGraph::Build() {
     awaited.clear();
     switch (c.api_class) {
       case ApiClass::kStreamSync:
-        if (const uint64_t* key = stream_of(c)) awaited.push_back(last_before(*key, c.enter_ns));
-        break;
+        if (const uint64_t* key = stream_of(c)) {
+          awaited.push_back(last_before(*key, c.enter_ns));
+          break;
+        }
+        // The trace does not say which stream (PyTorch-profiler traces give no stream for the
+        // call): what the device's streams had been given before it, as a device sync.
+        [[fallthrough]];
       case ApiClass::kDeviceSync: {
         // The calling thread's current device; a trace that does not say syncs its only device.
         auto it = device_streams.find(c.device);

@@ -19,7 +19,8 @@
 //             no more concurrency than the device showed;
 //   events    cudaStreamWaitEvent: later work on the waiting stream starts no earlier than the
 //             work the event's latest cudaEventRecord followed;
-//   syncs     a stream/device/event synchronisation, and a copy that does not return before its
+//   syncs     a stream/device/event synchronisation (a stream sync whose stream the trace does
+//             not give waits as a device sync), and a copy that does not return before its
 //             copy ends (a blocking copy), returns no earlier than the work it waits for ended
 //             plus its measured tail (its return after that work ended); its earlier part is not
 //             kept: it was waiting.
