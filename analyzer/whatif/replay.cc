@@ -111,7 +111,8 @@ void ReplayGraph::Build() {
     }
   }
   // Engines: per device and engine, in start order, each work that began after all earlier work
-  // of its engine ended follows the one that ended last.
+  // of its engine ended follows the one that ended last; one that began while earlier work ran
+  // keeps its offset from the start of the work before it.
   auto engine_of = [](const GpuActivity& a) -> uint64_t {
     if (a.kind != ActivityKind::kMemcpy) return 0;
     if (a.direction == CopyDirection::kHostToDevice) return 1;
