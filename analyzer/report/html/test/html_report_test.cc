@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/json/json_value.h"
+#include "analyzer/report/html/test/record_pass.h"
 #include "analyzer/report/report.h"
 #include "analyzer/result/analysis_builder.h"
 #include "analyzer/testing/synthetic_trace.h"
@@ -71,20 +72,8 @@ TEST(HtmlPageTest, CarriesHowFullTheKernelsKeptTheDevice) {
   t.activities().back().launch_config = t.Config(1, 128);
   t.Launch(1, 30'000, 35'000, 40'000, 60'000, big);
   t.activities().back().launch_config = t.Config(4, 128);
-  // The pass of `gsanalyze html`: records through the timeline's recorder into the analysis.
-  AnalysisOptions options;
   Timeline timeline;
-  TraceAnalyzer analyzer(options, t.tables());
-  TimelineRecorder recorder(&timeline, 0, t.tables(), &analyzer);
-  analyzer.SetDevices(t.info().devices);
-  analyzer.set_interval_observer([&](uint32_t d, const IntervalVerdict& v) { recorder.OnInterval(d, v); });
-  analyzer.set_fill_observer([&](uint32_t d, const FillPiece& p) { recorder.OnFill(d, p); });
-  for (const ApiCall& c : t.calls()) recorder.OnApiCall(c);
-  for (const GpuActivity& a : t.activities()) recorder.OnActivity(a);
-  AnalysisBuilder builder(options);
-  builder.AddTrace(analyzer.Finish(t.info()));
-  recorder.Finish("", t.info().devices);
-  const std::string page = RenderHtmlPage(builder.Build(), timeline, "fill");
+  const std::string page = RenderHtmlPage(RecordPass(t, &timeline, t.info().devices), timeline, "fill");
   // Where the renderer puts the figures.
   EXPECT_TRUE(absl::StrContains(page, "<div id=\"devices\">"));
   EXPECT_TRUE(absl::StrContains(page, "<div id=\"kernels\">"));

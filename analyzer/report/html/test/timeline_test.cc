@@ -5,6 +5,7 @@
 #include "analyzer/result/analysis_builder.h"
 #include "analyzer/analysis/trace_analyzer.h"
 #include "analyzer/json/json_value.h"
+#include "analyzer/report/html/test/record_pass.h"
 #include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"
 
@@ -66,20 +67,9 @@ struct Recorded {
 };
 
 Recorded Record(SyntheticTrace& t, const TimelineOptions& options) {
-  AnalysisOptions analysis_options;
   Timeline timeline(options);
-  TraceAnalyzer analyzer(analysis_options, t.tables());
-  TimelineRecorder recorder(&timeline, 0, t.tables(), &analyzer);
-  analyzer.SetDevices(t.info().devices);
-  analyzer.set_interval_observer([&](uint32_t d, const IntervalVerdict& v) { recorder.OnInterval(d, v); });
-  analyzer.set_fill_observer([&](uint32_t d, const FillPiece& p) { recorder.OnFill(d, p); });
-  for (const ApiCall& c : t.calls()) recorder.OnApiCall(c);
-  for (const GpuActivity& a : t.activities()) recorder.OnActivity(a);
-  AnalysisBuilder builder(analysis_options);
-  builder.AddTrace(analyzer.Finish(t.info()));
-  recorder.Finish("", {});
   Recorded r;
-  r.analysis = builder.Build();
+  r.analysis = RecordPass(t, &timeline, {});
   absl::StatusOr<Json> parsed = Json::Parse(timeline.ToJson());
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   if (parsed.ok()) r.timeline = *parsed;
