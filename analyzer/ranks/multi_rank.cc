@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analyzer/model/median.h"
 #include "analyzer/units/units.h"
 
 namespace gs::analyzer {
@@ -55,12 +56,6 @@ std::string RankSummary::Label() const {
 }
 
 namespace {
-
-TimeNs Median(std::vector<TimeNs> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
 
 // Maps every rank onto the reference rank's (the first row's) CLOCK_MONOTONIC.
 ClockAlignment AlignClocks(const std::vector<const RankSummary*>& ranks,

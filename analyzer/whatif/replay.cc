@@ -8,19 +8,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "analyzer/model/median.h"
 
 namespace gs::analyzer::whatif {
 
 namespace {
 
 constexpr TimeNs kNever = std::numeric_limits<TimeNs>::min();
-
-TimeNs Median(std::vector<TimeNs>* v) {
-  if (v->empty()) return 0;
-  auto mid = v->begin() + static_cast<std::ptrdiff_t>(v->size() / 2);
-  std::nth_element(v->begin(), mid, v->end());
-  return *mid;
-}
 
 uint64_t StreamKey(uint32_t device, uint32_t stream) { return uint64_t{device} << 32 | stream; }
 
@@ -144,12 +138,15 @@ void ReplayGraph::Build() {
     }
   }
 
+  // The position in a stream's list of its first work submitted at t or later (the list's size
+  // when none is).
+  auto first_submitted_from = [&](uint64_t stream_key, TimeNs t) -> size_t {
+    const std::vector<TimeNs>& subs = stream_submitted[stream_key];
+    return static_cast<size_t>(std::lower_bound(subs.begin(), subs.end(), t) - subs.begin());
+  };
   // The last work on a stream submitted strictly before t, or kNone.
   auto last_before = [&](uint64_t stream_key, TimeNs t) -> int32_t {
-    auto s = stream_submitted.find(stream_key);
-    if (s == stream_submitted.end()) return kNone;
-    const std::vector<TimeNs>& subs = s->second;
-    const size_t k = static_cast<size_t>(std::lower_bound(subs.begin(), subs.end(), t) - subs.begin());
+    const size_t k = first_submitted_from(stream_key, t);
     return k == 0 ? kNone : streams[stream_key][k - 1];
   };
   auto stream_of = [&](const ApiCall& c) -> const uint64_t* {
@@ -178,9 +175,8 @@ void ReplayGraph::Build() {
     const int32_t awaited = recorded_before(c.address, c.enter_ns);
     const uint64_t* key = stream_of(c);
     if (awaited == kNone || key == nullptr) continue;
-    const std::vector<TimeNs>& subs = stream_submitted[*key];
-    const size_t k = static_cast<size_t>(std::lower_bound(subs.begin(), subs.end(), c.enter_ns) - subs.begin());
-    if (k < subs.size()) waits.push_back({streams[*key][k], awaited});
+    const size_t k = first_submitted_from(*key, c.enter_ns);
+    if (k < streams[*key].size()) waits.push_back({streams[*key][k], awaited});
   }
   std::sort(waits.begin(), waits.end());
   for (size_t k = 0; k < waits.size();) {
@@ -195,37 +191,38 @@ void ReplayGraph::Build() {
   // predecessor, engine, event waits) were all met when its call entered shows the latency; one
   // whose stream predecessor ended last, and later than the call's entry plus that latency (it
   // was ready and waited for the device), shows the queued gap.
-  auto measured_ready = [&](const WorkNode& n) {
-    TimeNs t = kNever;
+  std::vector<TimeNs> ready(work.size(), kNever);  // when the work's device-side constraints were met
+  for (size_t w = 0; w < work.size(); ++w) {
+    const WorkNode& n = work_nodes_[w];
+    TimeNs& t = ready[w];
     if (n.stream_prev != kNone) t = std::max(t, work[static_cast<size_t>(n.stream_prev)].end_ns);
     if (n.engine_prev != kNone) t = std::max(t, work[static_cast<size_t>(n.engine_prev)].end_ns);
     if (n.engine_started != kNone)
       t = std::max(t, work[static_cast<size_t>(n.engine_started)].start_ns + n.engine_offset);
     for (uint32_t k = n.deps_begin; k < n.deps_end; ++k) t = std::max(t, work[static_cast<size_t>(deps_[k])].end_ns);
-    return t;
-  };
+  }
   absl::flat_hash_map<uint32_t, std::vector<TimeNs>> latencies, queued_gaps;  // per device
   for (size_t w = 0; w < work.size(); ++w) {
     const WorkNode& n = work_nodes_[w];
     if (n.call == kNone) continue;
     const TimeNs enter = calls[static_cast<size_t>(n.call)].enter_ns;
-    if (measured_ready(n) <= enter) latencies[work[w].device].push_back(std::max<TimeNs>(0, work[w].start_ns - enter));
+    if (ready[w] <= enter) latencies[work[w].device].push_back(std::max<TimeNs>(0, work[w].start_ns - enter));
   }
   absl::flat_hash_map<uint32_t, TimeNs> latency, queued_gap;
-  for (auto& [device, v] : latencies) latency[device] = Median(&v);
+  for (auto& [device, v] : latencies) latency[device] = Median(std::move(v));
   for (size_t w = 0; w < work.size(); ++w) {
     const WorkNode& n = work_nodes_[w];
     if (n.call == kNone || n.stream_prev == kNone || work_nodes_[static_cast<size_t>(n.stream_prev)].call == n.call)
       continue;
-    const TimeNs ready = measured_ready(n);
     const TimeNs enter = calls[static_cast<size_t>(n.call)].enter_ns;
     auto l = latency.find(work[w].device);
-    if (work[static_cast<size_t>(n.stream_prev)].end_ns == ready && ready > enter + (l != latency.end() ? l->second : 0)) {
-      queued_gaps[work[w].device].push_back(std::max<TimeNs>(0, work[w].start_ns - ready));
+    if (work[static_cast<size_t>(n.stream_prev)].end_ns == ready[w] &&
+        ready[w] > enter + (l != latency.end() ? l->second : 0)) {
+      queued_gaps[work[w].device].push_back(std::max<TimeNs>(0, work[w].start_ns - ready[w]));
       work_nodes_[w].queued = true;
     }
   }
-  for (auto& [device, v] : queued_gaps) queued_gap[device] = Median(&v);
+  for (auto& [device, v] : queued_gaps) queued_gap[device] = Median(std::move(v));
   if (!work.empty()) {
     parameters_.launch_latency_ns = latency.contains(work[0].device) ? latency[work[0].device] : 0;
     parameters_.queued_gap_ns = queued_gap.contains(work[0].device) ? queued_gap[work[0].device] : 0;
@@ -242,7 +239,7 @@ void ReplayGraph::Build() {
       continue;
     }
     const TimeNs enter = calls[static_cast<size_t>(n.call)].enter_ns;
-    const bool idle = measured_ready(n) <= enter;
+    const bool idle = ready[w] <= enter;
     const TimeNs own = std::max<TimeNs>(0, a.start_ns - enter);
     n.latency = idle ? own : std::min(own, latency.contains(a.device) ? latency[a.device] : own);
     if (prev != nullptr) {
@@ -251,7 +248,6 @@ void ReplayGraph::Build() {
                                : std::min(measured_gap, queued_gap.contains(a.device) ? queued_gap[a.device] : 0);
     }
   }
-
 
   // Synchronising calls: the work each one waits for.
   absl::flat_hash_map<int32_t, std::vector<int32_t>> call_work;  // blocking copies' own work

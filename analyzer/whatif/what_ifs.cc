@@ -6,17 +6,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "analyzer/accounting/copy_accounting.h"
 #include "analyzer/classify/site_frame.h"
+#include "analyzer/model/median.h"
 
 namespace gs::analyzer::whatif {
 
 namespace {
-
-TimeNs Median(std::vector<TimeNs> v) {
-  if (v.empty()) return ReplayChanges::kKeep;
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
 
 constexpr size_t kHostWork = static_cast<size_t>(Cause::kHostWork);
 
@@ -115,8 +109,9 @@ class Predictor {
         async_copies.push_back(g_.CallCost(i));
       if (calls_[i].api_class == ApiClass::kLaunch) launches.push_back(g_.CallCost(i));
     }
-    TimeNs cost = Median(async_copies);
-    if (cost == ReplayChanges::kKeep) cost = Median(launches);
+    const TimeNs cost = !async_copies.empty() ? Median(async_copies)
+                        : !launches.empty()   ? Median(launches)
+                                              : ReplayChanges::kKeep;
     // Bytes per ns from pinned memory, per direction: as the copy accounting knows it, else the
     // model's multiple of what this trace's pageable copies that way had on the device.
     double bytes_per_ns[kNumCopyDirections] = {};
