@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -74,7 +75,8 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
   const uint32_t cores = a->input_workers.host.online_cores;
   const bool waiting = a->input_workers.verdict == WorkerVerdict::kStorageBound ||
                        a->input_workers.verdict == WorkerVerdict::kWaiting;
-  const uint32_t max_workers = waiting ? 16 : cores > 1 ? cores - 1 : (cores == 1 ? 1 : 8);
+  const uint32_t most = kWorkerCounts[std::size(kWorkerCounts) - 1];
+  const uint32_t max_workers = waiting ? most : cores > 1 ? cores - 1 : (cores == 1 ? 1 : 8);
   for (Recommendation& rec : a->recommendations) {
     Prediction& p = rec.prediction;
     if (rec.kind == "input_pipeline" || rec.kind == "input_workers") {
@@ -85,7 +87,7 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
       JobFigures best;
       uint32_t best_n = 0;
       std::vector<std::pair<uint32_t, JobFigures>> by_n;
-      for (uint32_t n : {1u, 2u, 4u, 8u, 16u}) {
+      for (uint32_t n : kWorkerCounts) {
         if (n > max_workers) break;
         bool any = false;  // the traces predicted n (more than their workers)
         for (const TraceReplay& r : replays)

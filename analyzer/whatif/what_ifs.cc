@@ -214,7 +214,7 @@ class Predictor {
     }
     const size_t first = static_cast<size_t>(resumes.front().second);
     const TimeNs t0 = calls_[first].enter_ns - std::min(g_.HostGap(first), host_work[resumes.front().second]);
-    for (uint32_t n : {1u, 2u, 4u, 8u, 16u}) {
+    for (uint32_t n : kWorkerCounts) {
       if (n <= input_workers_) continue;
       ReplayChanges workers = free_input;
       for (size_t k = 0; k < resumes.size(); ++k)

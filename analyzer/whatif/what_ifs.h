@@ -57,6 +57,9 @@ struct ClassifiedGap {
   bool after_sync = false; // `preceding` is a synchronisation the host work followed
 };
 
+// The numbers of input workers predicted (input_workers), in the order the report tries them.
+inline constexpr uint32_t kWorkerCounts[] = {1, 2, 4, 8, 16};
+
 struct WhatIf {
   std::string kind;        // the recommendation kind it predicts for
   uint32_t workers = 0;    // input_workers: N
