@@ -136,14 +136,19 @@ ClockAlignment AlignClocks(const std::vector<const RankSummary*>& ranks,
 
 }  // namespace
 
-RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
-  RanksSection out;
+std::vector<const RankSummary*> RanksInRowOrder(const std::vector<RankSummary>& input) {
   std::vector<const RankSummary*> ranks;
   for (const RankSummary& r : input) ranks.push_back(&r);
   std::stable_sort(ranks.begin(), ranks.end(), [](const RankSummary* a, const RankSummary* b) {
     if (a->rank.has_value() != b->rank.has_value()) return a->rank.has_value();
     return a->rank.value_or(0) < b->rank.value_or(0);
   });
+  return ranks;
+}
+
+RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
+  RanksSection out;
+  const std::vector<const RankSummary*> ranks = RanksInRowOrder(input);
   out.present = ranks.size() > 1 || (ranks.size() == 1 && ranks[0]->rank.has_value());
   if (!out.present) return out;
 

@@ -56,6 +56,21 @@ struct RankRow {
   TimeNs clock_offset_ns = 0;     // add to this rank's times to get the reference rank's clock
 };
 
+// The straggler brought to the median rank's host time, the ranks joined at their collectives
+// (analyzer/whatif/step_join.h), when asked for (--what-if). Step figures are means over the
+// steps joined; the run is the job's longest rank; GPU-Util as the report weighs it.
+struct StragglerPrediction {
+  bool ran = false;
+  bool ok = false;             // the join reproduced the measured steps within `tolerance`
+  std::string reason;          // why no prediction: one sentence
+  uint64_t steps = 0;          // steps joined (between the first collective and the last)
+  TimeNs measured_step_ns = 0, replayed_step_ns = 0, predicted_step_ns = 0;
+  double step_error = 0;       // (replayed - measured) / measured
+  double tolerance = 0;
+  TimeNs measured_wall_ns = 0, predicted_wall_ns = 0;
+  double measured_utilization = 0, predicted_utilization = 0;
+};
+
 struct StragglerVerdict {
   bool found = false;
   size_t row = 0;                 // index into RanksSection::rows
@@ -68,6 +83,7 @@ struct StragglerVerdict {
   TimeNs idle_ns = 0;             // all its idle before those collectives
   std::vector<RankStack> stacks;  // its stacks, by host-bound idle in step windows
   std::string evidence;           // one sentence with the numbers
+  StragglerPrediction prediction;
 };
 
 struct ClockAlignment {
@@ -91,6 +107,9 @@ struct RanksSection {
   StragglerVerdict straggler;
   std::vector<std::string> notes;  // why something could not be decided
 };
+
+// The ranks in the order of RanksSection::rows (by rank, then input order).
+std::vector<const RankSummary*> RanksInRowOrder(const std::vector<RankSummary>& ranks);
 
 // Merges `ranks` (in any order). A section is `present` with two or more ranks, or one whose
 // trace carries a rank number.

@@ -179,6 +179,24 @@ Json LossesJson(const LossCounters& l) {
 }
 
 // The multi-rank section (JSON.md "ranks"): per-rank rows, clock alignment, straggler.
+// null unless asked for (--what-if); JSON.md, "ranks".
+Json StragglerPredictionJson(const StragglerPrediction& p) {
+  if (!p.ran) return Json();
+  return Json::Object()
+      .Set("ok", p.ok)
+      .Set("reason", p.reason)
+      .Set("steps", p.steps)
+      .Set("measured_step_ns", p.measured_step_ns)
+      .Set("replayed_step_ns", p.replayed_step_ns)
+      .Set("predicted_step_ns", p.predicted_step_ns)
+      .Set("step_error", p.step_error)
+      .Set("tolerance", p.tolerance)
+      .Set("measured_wall_ns", p.measured_wall_ns)
+      .Set("predicted_wall_ns", p.predicted_wall_ns)
+      .Set("measured_utilization", p.measured_utilization)
+      .Set("predicted_utilization", p.predicted_utilization);
+}
+
 Json RanksJson(const RanksSection& r) {
   auto causes = [](const CauseNs& by_cause) {
     Json j = Json::Object();
@@ -233,7 +251,8 @@ Json RanksJson(const RanksSection& r) {
                     .Set("idle_ns", v.idle_ns)
                     .Set("host_bound_idle_ns", v.host_bound_idle_ns)
                     .Set("evidence", v.evidence)
-                    .Set("stacks", std::move(stacks));
+                    .Set("stacks", std::move(stacks))
+                    .Set("prediction", StragglerPredictionJson(v.prediction));
   }
   Json notes = Json::Array();
   for (const std::string& n : r.notes) notes.Push(n);

@@ -45,6 +45,24 @@ std::string ReplayCheckLine(const ReplaySummary& r) {
   return absl::StrCat("Replay check: ", figures, "; no prediction is shown: ", r.reason, ".");
 }
 
+// The straggler brought to the median rank's host time (analyzer/whatif/step_join.h).
+std::string StragglerPredictionLine(const StragglerVerdict& v) {
+  const StragglerPrediction& p = v.prediction;
+  const std::string check = absl::StrFormat(
+      "the ranks joined at their collectives replay a step to %s (measured %s, %+.1f%%)",
+      FormatDuration(p.replayed_step_ns), FormatDuration(p.measured_step_ns), 100 * p.step_error);
+  if (!p.ok) {
+    return p.steps == 0 ? absl::StrCat("What-if: no prediction for the straggler: ", p.reason, ".")
+                        : absl::StrCat("What-if: no prediction for the straggler: ", check, "; ", p.reason, ".");
+  }
+  return absl::StrCat("What-if (ranks joined at their collectives): ", v.label,
+                      " with the other ranks' median host-bound idle: step ", FormatDuration(p.measured_step_ns), " -> ",
+                      FormatDuration(p.predicted_step_ns), ", run ", FormatDuration(p.measured_wall_ns), " -> ",
+                      FormatDuration(p.predicted_wall_ns), ", GPU-Util ", FormatPercent(p.measured_utilization),
+                      " -> ", FormatPercent(p.predicted_utilization), " (", p.steps, " steps; ", check,
+                      ": within ", FormatPercent(p.tolerance), ").");
+}
+
 // Columns a UTF-8 string takes (every code point counts one: the report uses no wide glyphs).
 size_t Columns(absl::string_view s) {
   size_t n = 0;
@@ -558,6 +576,7 @@ void Ranks(const Analysis& a, Writer* w) {
       w->Wrap(absl::StrCat("    ", FormatDuration(st.step_host_bound_ns), " host-bound before its collectives  "),
               absl::StrJoin(st.frames.begin(), st.frames.begin() + std::min<size_t>(st.frames.size(), 4), " ← "), 8);
     }
+    if (v.prediction.ran) w->Wrap("    ", StragglerPredictionLine(v), 6);
   }
   for (const std::string& n : r.notes) w->Wrap("  - ", n, 4);
 }

@@ -8,7 +8,9 @@ job wrapper starts them (RANK/LOCAL_RANK/WORLD_SIZE set, each through `gsrun`), 
 all-reduce (simgpuCollective) every step. Cases:
   straggler  rank 2 runs load_batch_slowly() (--slow-load-ms per step): `gsanalyze report DIR`
              names rank 2 and a stack with load_batch_slowly; the per-rank collective waits agree
-             with simgpu's truth; the text report says so too. Leaves the job in WORK/straggler
+             with simgpu's truth; the text report says so too; with --what-if the ranks
+             joined at their collectives replay the steps (3%) and predict them more than twice
+             as short with rank 2 at the median rank's host time. Leaves the job in WORK/straggler
              for the cases below (ctest fixture).
   balanced   no slow rank: every rank has a row and its steps; no stack of load_batch_slowly
              anywhere. (Whether a straggler is named is not checked: on a shared 2-core machine a
@@ -149,7 +151,22 @@ def straggler_run(args):
     text = gsanalyze(args, "report", "--width", "120", out_dir) or ""
     check("Straggler: rank %d" % SLOW_RANK in text and PLANTED in text,
           "text report lacks the straggler line:\n" + text[:3000])
-    print("straggler: %s; top stack %s" % (s["evidence"], frames_of(top)))
+    check(s["prediction"] is None, "a prediction without --what-if: %r" % s["prediction"])
+    # --what-if: the ranks joined at their collectives replay the measured steps, and with rank
+    # 2's host-bound idle at the median rank's (its planted 40 ms load is most of a ~46 ms step)
+    # the step is less than half as long.
+    what_if = report_json(args, "--what-if", out_dir)
+    p = (((what_if or {}).get("ranks") or {}).get("straggler") or {}).get("prediction")
+    if check(p is not None and p["ok"], "no straggler prediction: %r" % p):
+        check(abs(p["step_error"]) <= p["tolerance"] == 0.03, "join check %r" % p)
+        check(0 < p["predicted_step_ns"] < 0.5 * p["measured_step_ns"],
+              "step %.1f -> %.1f ms" % (p["measured_step_ns"] / MS, p["predicted_step_ns"] / MS))
+        check(p["steps"] == ranks["steps_compared"] - 1 and
+              0 < p["predicted_wall_ns"] < p["measured_wall_ns"], "prediction %r" % p)
+        text = gsanalyze(args, "report", "--what-if", "--width", "120", out_dir) or ""
+        check("What-if (ranks joined at their collectives): rank %d" % SLOW_RANK in text,
+              "text report lacks the straggler's what-if:\n" + text[:3000])
+    print("straggler: %s; top stack %s; what-if %r" % (s["evidence"], frames_of(top), p))
 
 
 def case_balanced(args):

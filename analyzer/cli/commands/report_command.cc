@@ -18,6 +18,7 @@
 #include "analyzer/units/units.h"
 #include "analyzer/whatif/predictions.h"
 #include "analyzer/whatif/replay_observer.h"
+#include "analyzer/whatif/step_join.h"
 
 namespace gs::analyzer::cli {
 
@@ -63,6 +64,7 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   if (analysis.ok() && !summaries &&
       (traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
     analysis->ranks = AnalyzeRanks(rank_summaries.summaries());
+    if (args.what_if) whatif::PredictStraggler(rank_summaries.summaries(), &analysis->ranks);
   }
   if (analysis.ok() && args.what_if) {
     if (summaries) {

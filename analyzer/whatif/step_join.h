@@ -1,0 +1,47 @@
+// step_join.h — a data-parallel job's ranks joined at their collectives: the job-level replay
+// behind the straggler's what-if ("a straggler rank brought to the median rank's host time").
+//
+// One process's replay (replay.h) takes a collective kernel's duration as measured, its wait for
+// the other ranks included: it cannot see them. Here the ranks meet, step by step (the k-th
+// collective of every rank, RankSummary::steps, paired by index as multi_rank.h pairs them). For
+// each step k after the first:
+//   arrival  a(r, k) = start of r's collective k - end of its collective k-1: the rank's own
+//            work between two collectives (its device's work, and its idle time waiting for its
+//            host), on its own clock, so no clock alignment enters;
+//   own work w(k) = the shortest duration of collective k over the ranks (the last to arrive
+//            waited for nobody, so its duration is the collective's own);
+//   step     D(k) = max over r of a(r, k) + w(k): an all-reduce ends when the last rank arrived
+//            plus its own work, and every rank's next step starts there.
+// The check: the sum of D(k) against the measured steps (per step the median over ranks of
+// end(r, k) - end(r, k-1)) within the tolerance, else no prediction and the reason: it holds
+// where every rank's step lasts as long as the others' (the all-reduce holds them together), and
+// fails where ranks drift apart (collectives that wait for no one). The fix: at
+// each step the straggler's host-bound idle (RankStep::host_bound_idle_ns) beyond the median of
+// the other ranks' at that step is gone, a'(s, k) = a(s, k) - max(0, hb(s, k) - median hb(k)),
+// and the steps re-joined save sum D - sum D'. The predicted step is the measured one less that
+// saving per step, the run each rank's measured wall less it (the job's: its longest rank), and
+// GPU-Util each rank's compute busy time less the waiting in collectives the join no longer has
+// ((D - a) - (D' - a') per rank and step).
+// Not modelled: a rank's own work overlapping its collective (the next step's kernels queued on
+// another stream before the all-reduce ended); the time before the first collective (ranks start
+// apart; the join starts at its end); ranks without collectives (kept as measured).
+//
+// Pure function; no thread safety concerns.
+#ifndef GPUSTALL_ANALYZER_WHATIF_STEP_JOIN_H_
+#define GPUSTALL_ANALYZER_WHATIF_STEP_JOIN_H_
+
+#include <vector>
+
+#include "analyzer/ranks/multi_rank.h"
+#include "analyzer/ranks/rank_summary.h"
+
+namespace gs::analyzer::whatif {
+
+// Sets section->straggler.prediction where the section names a straggler; `ranks` are the
+// summaries the section was built from (AnalyzeRanks).
+void PredictStraggler(const std::vector<RankSummary>& ranks, RanksSection* section,
+                      double tolerance = 0.03);
+
+}  // namespace gs::analyzer::whatif
+
+#endif  // GPUSTALL_ANALYZER_WHATIF_STEP_JOIN_H_

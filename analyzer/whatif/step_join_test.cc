@@ -1,0 +1,119 @@
+#include "analyzer/whatif/step_join.h"
+
+#include "gtest/gtest.h"
+
+namespace gs::analyzer::whatif {
+namespace {
+
+constexpr TimeNs kMs = 1000000;
+
+// Three single-device ranks, four steps of 32 ms from t = 5 ms: ranks 0 and 1 reach each
+// all-reduce after 10 ms (8 ms of kernels, 1 ms of host-bound idle), rank 2 after 30 ms (21 ms
+// host-bound); the all-reduce's own work is 2 ms, so ranks 0 and 1 wait 20 ms in it every step.
+std::vector<RankSummary> Job() {
+  const TimeNs arrive_ms[3] = {10, 10, 30}, host_bound_ms[3] = {1, 1, 21};
+  std::vector<RankSummary> ranks(3);
+  for (int r = 0; r < 3; ++r) {
+    RankSummary& s = ranks[static_cast<size_t>(r)];
+    s.rank = r;
+    s.pid = 10 + r;
+    s.devices = 1;
+    s.wall_ns = 136 * kMs;
+    for (int k = 0; k < 4; ++k) {
+      const TimeNs base = 5 * kMs + k * 32 * kMs;
+      const TimeNs start = base + arrive_ms[r] * kMs;
+      s.steps.push_back(RankStep{start, base + 32 * kMs, host_bound_ms[r] * kMs, host_bound_ms[r] * kMs});
+      s.compute_busy_ns += 8 * kMs + (base + 32 * kMs - start);
+    }
+  }
+  return ranks;
+}
+
+RanksSection StragglerAt(size_t row) {
+  RanksSection section;
+  section.present = true;
+  section.steps_compared = 4;
+  section.straggler.found = true;
+  section.straggler.row = row;
+  return section;
+}
+
+TEST(StepJoinTest, TheStragglerAtTheMedianHostTimeShortensEveryStepToTheOthersArrival) {
+  const std::vector<RankSummary> job = Job();
+  RanksSection section = StragglerAt(2);
+  PredictStraggler(job, &section);
+  const StragglerPrediction& p = section.straggler.prediction;
+  ASSERT_TRUE(p.ran);
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.steps, 3u);
+  EXPECT_EQ(p.measured_step_ns, 32 * kMs);
+  EXPECT_EQ(p.replayed_step_ns, 32 * kMs);
+  EXPECT_DOUBLE_EQ(p.step_error, 0);
+  // Rank 2 sheds 20 of its 21 ms (the other ranks' median, 1 ms, stays): everyone arrives at
+  // 10 ms.
+  EXPECT_EQ(p.predicted_step_ns, 12 * kMs);
+  // Three steps 20 ms shorter; the first step and the time around the collectives stay.
+  EXPECT_EQ(p.measured_wall_ns, 136 * kMs);
+  EXPECT_EQ(p.predicted_wall_ns, 76 * kMs);
+  // Busy: ranks 0 and 1 had 4 x (8 + 22) ms and lose 20 ms of waiting in 3 steps; rank 2 keeps
+  // its 4 x (8 + 2) ms.
+  EXPECT_DOUBLE_EQ(p.measured_utilization, (120.0 + 120.0 + 40.0) / (3 * 136.0));
+  EXPECT_DOUBLE_EQ(p.predicted_utilization, (60.0 + 60.0 + 40.0) / (3 * 76.0));
+}
+
+TEST(StepJoinTest, RanksGivenInAnyOrderAreJoinedInTheSectionsRowOrder) {
+  std::vector<RankSummary> job = Job();
+  std::swap(job[0], job[2]);  // the section's rows are by rank: row 2 is still rank 2
+  RanksSection section = StragglerAt(2);
+  PredictStraggler(job, &section);
+  ASSERT_TRUE(section.straggler.prediction.ok);
+  EXPECT_EQ(section.straggler.prediction.predicted_step_ns, 12 * kMs);
+}
+
+TEST(StepJoinTest, OfTwoRanksTheStragglerGetsTheOthersHostTime) {
+  std::vector<RankSummary> job = Job();
+  job.erase(job.begin() + 1);  // ranks 0 and 2
+  RanksSection section = StragglerAt(1);
+  PredictStraggler(job, &section);
+  ASSERT_TRUE(section.straggler.prediction.ok);
+  EXPECT_EQ(section.straggler.prediction.predicted_step_ns, 12 * kMs);
+}
+
+TEST(StepJoinTest, RanksTheCollectivesDoNotHoldTogetherGetNoPredictionAndSayWhy) {
+  // Rank 2 runs 40 ms steps and its 2 ms collectives wait for nobody, while ranks 0 and 1 keep
+  // their 32 ms steps: the collectives do not hold the ranks together (no all-reduce), and the
+  // join (rank 2's 38 ms arrival + 2 ms = 40 ms) misses the measured steps (median 32 ms).
+  std::vector<RankSummary> job = Job();
+  for (int k = 0; k < 4; ++k) {
+    RankStep& step = job[2].steps[static_cast<size_t>(k)];
+    step.collective_start_ns = 5 * kMs + k * 40 * kMs + 30 * kMs;
+    step.collective_end_ns = step.collective_start_ns + 2 * kMs;
+  }
+  RanksSection section = StragglerAt(2);
+  PredictStraggler(job, &section);
+  const StragglerPrediction& p = section.straggler.prediction;
+  ASSERT_TRUE(p.ran);
+  EXPECT_FALSE(p.ok);
+  EXPECT_EQ(p.measured_step_ns, 32 * kMs);
+  EXPECT_EQ(p.replayed_step_ns, 40 * kMs);
+  EXPECT_NE(p.reason.find("all-reduce"), std::string::npos) << p.reason;
+  EXPECT_EQ(p.predicted_wall_ns, 0);
+}
+
+TEST(StepJoinTest, NoStragglerOrTooFewStepsPredictNothing) {
+  const std::vector<RankSummary> job = Job();
+  RanksSection none;
+  none.steps_compared = 4;
+  PredictStraggler(job, &none);
+  EXPECT_FALSE(none.straggler.prediction.ran);
+
+  RanksSection two = StragglerAt(2);
+  two.steps_compared = 2;
+  PredictStraggler(job, &two);
+  EXPECT_TRUE(two.straggler.prediction.ran);
+  EXPECT_FALSE(two.straggler.prediction.ok);
+  EXPECT_NE(two.straggler.prediction.reason.find("fewer than three"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gs::analyzer::whatif
