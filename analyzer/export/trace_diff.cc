@@ -107,6 +107,24 @@ TraceDiff DiffAnalyses(const Analysis& before, const Analysis& after, size_t top
       for (const Recommendation& a : after.recommendations) p.still_recommended |= a.kind == r.kind;
       d.predictions.push_back(std::move(p));
     }
+    // The straggler's (the ranks joined at their collectives) against the after side's ranks, as
+    // AnalyzeRanks measures both sides: the mean step and the longest rank's run.
+    const StragglerPrediction& sp = before.ranks.straggler.prediction;
+    if (sp.ok && after.ranks.present) {
+      PredictionCheck p;
+      p.kind = "straggler";
+      p.before_wall_ns = sp.measured_wall_ns;
+      p.predicted_wall_ns = sp.predicted_wall_ns;
+      p.after_wall_ns = after.ranks.run_ns;
+      p.before_step_ns = sp.measured_step_ns;
+      p.predicted_step_ns = sp.predicted_step_ns;
+      p.after_step_ns = after.ranks.step_ns;
+      p.before_utilization = sp.measured_utilization;
+      p.predicted_utilization = sp.predicted_utilization;
+      p.after_utilization = after.Utilization();
+      p.still_recommended = after.ranks.straggler.found;
+      d.predictions.push_back(std::move(p));
+    }
   }
   return d;
 }
@@ -148,12 +166,18 @@ std::string RenderDiffText(const TraceDiff& d) {
   stacks("Stacks whose idle time shrank most", d.shrank);
   if (d.what_if) {
     absl::StrAppend(&s, "\nWhat-if: the before side's predictions against the after side (run: first record to "
-                        "last)\n");
+                        "last; for the straggler, the ranks' mean step and the longest rank's run)\n");
     if (!d.replay_ok) absl::StrAppend(&s, "  (none: the before side's replay did not hold: ", d.replay_reason, ")\n");
     if (d.replay_ok && d.predictions.empty()) absl::StrAppend(&s, "  (none: no recommendation had a prediction)\n");
     for (const PredictionCheck& p : d.predictions) {
       absl::StrAppend(&s, "  ", p.kind, p.workers ? absl::StrCat(" (", p.workers, p.workers == 1 ? " input worker)" : " input workers)") : "",
-                      p.still_recommended ? "" : " — no longer recommended after", "\n    run ",
+                      p.still_recommended ? "" : " — no longer recommended after", "\n    ",
+                      p.after_step_ns > 0 ? absl::StrCat("step ", FormatDuration(p.before_step_ns), " -> predicted ",
+                                                         FormatDuration(p.predicted_step_ns), ", measured ",
+                                                         FormatDuration(p.after_step_ns),
+                                                         absl::StrFormat(" (prediction %+.1f%%); ", 100 * p.step_error()))
+                                          : "",
+                      "run ",
                       FormatDuration(p.before_wall_ns), " -> predicted ", FormatDuration(p.predicted_wall_ns),
                       ", measured ", FormatDuration(p.after_wall_ns),
                       absl::StrFormat(" (prediction %+.1f%%)", 100 * p.wall_error()), "; GPU-Util ",
@@ -218,6 +242,12 @@ std::string RenderDiffJson(const TraceDiff& d) {
                    .Set("utilization_after", p.after_utilization)
                    .Set("still_recommended", p.still_recommended);
       if (p.workers) j.Set("workers", p.workers);
+      if (p.after_step_ns > 0) {
+        j.Set("step_ns_before", p.before_step_ns)
+            .Set("step_ns_predicted", p.predicted_step_ns)
+            .Set("step_ns_after", p.after_step_ns)
+            .Set("step_error", p.step_error());
+      }
       predictions.Push(std::move(j));
     }
     root.Set("what_if", Json::Object()

@@ -30,15 +30,24 @@ struct StackDelta {
 };
 
 // A prediction the BEFORE side's replay made (report --what-if), against the AFTER side as
-// measured by the same measure (the replay's: first record to last, compute busy / wall).
+// measured by the same measure (the replay's: first record to last, compute busy / wall; the
+// straggler's: below).
 struct PredictionCheck {
   std::string kind;                    // the recommendation kind
   uint32_t workers = 0;                // input workers predicted (input_pipeline, input_workers)
   TimeNs before_wall_ns = 0, predicted_wall_ns = 0, after_wall_ns = 0;
   double before_utilization = 0, predicted_utilization = 0, after_utilization = 0;
-  bool still_recommended = false;      // the AFTER side recommends it too (not the change made)
+  // "straggler" (the ranks joined at their collectives): the job's mean step, by the ranks
+  // section's measure on both sides (RanksSection::step_ns), and its run is the longest rank's;
+  // 0 for the other kinds.
+  TimeNs before_step_ns = 0, predicted_step_ns = 0, after_step_ns = 0;
+  bool still_recommended = false;      // the AFTER side recommends it too (not the change made);
+                                       // straggler: the after side names one
   double wall_error() const {          // (predicted - measured) / measured
     return after_wall_ns > 0 ? static_cast<double>(predicted_wall_ns - after_wall_ns) / after_wall_ns : 0;
+  }
+  double step_error() const {
+    return after_step_ns > 0 ? static_cast<double>(predicted_step_ns - after_step_ns) / after_step_ns : 0;
   }
 };
 

@@ -174,6 +174,7 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
       }
     }
     row.steps = r->steps.size();
+    out.run_ns = std::max(out.run_ns, r->wall_ns / std::max<TimeNs>(1, r->devices));
     row.collective_ns = r->collective_ns;
     out.rows.push_back(std::move(row));
     if (r->world_size && (!out.world_size || *r->world_size > *out.world_size)) out.world_size = r->world_size;
@@ -205,6 +206,13 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
     out.notes.push_back(absl::StrCat("ranks have ", steps, " to ", most,
                                      " collectives; the first ", steps, " are compared"));
   }
+  TimeNs steps_total = 0;
+  for (size_t k = 1; k < steps; ++k) {
+    std::vector<TimeNs> step;
+    for (size_t i : with_steps) step.push_back(ranks[i]->steps[k].collective_end_ns - ranks[i]->steps[k - 1].collective_end_ns);
+    steps_total += Median(std::move(step));
+  }
+  if (steps > 1) out.step_ns = steps_total / static_cast<TimeNs>(steps - 1);
   std::vector<TimeNs> step_delay(steps, 0);
   std::vector<size_t> step_last(steps, 0);
   for (size_t k = 0; k < steps; ++k) {

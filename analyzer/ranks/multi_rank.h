@@ -102,6 +102,10 @@ struct RanksSection {
   std::vector<RankRow> rows;      // by rank, then source order
   std::optional<int32_t> world_size;  // the job's ranks, where a trace says (the largest said)
   uint64_t steps_compared = 0;    // min steps over ranks with collectives
+  // The job's mean step between its first and last compared collectives (per step the median
+  // over ranks of end(k) - end(k-1)); 0 with fewer than two steps. The job's run: its longest
+  // rank's wall (per device).
+  TimeNs step_ns = 0, run_ns = 0;
   TimeNs total_delay_ns = 0;      // sum of delay(k)
   ClockAlignment clocks;
   StragglerVerdict straggler;

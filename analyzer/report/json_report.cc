@@ -260,6 +260,8 @@ Json RanksJson(const RanksSection& r) {
       .Set("rows", std::move(rows))
       .Set("world_size", r.world_size ? Json(*r.world_size) : Json())
       .Set("steps_compared", r.steps_compared)
+      .Set("step_ns", r.step_ns)
+      .Set("run_ns", r.run_ns)
       .Set("total_delay_ns", r.total_delay_ns)
       .Set("clocks", Json::Object()
                          .Set("method", r.clocks.method)

@@ -29,19 +29,19 @@ std::vector<RankSummary> Job() {
   return ranks;
 }
 
-RanksSection StragglerAt(size_t row) {
-  RanksSection section;
-  section.present = true;
-  section.steps_compared = 4;
-  section.straggler.found = true;
-  section.straggler.row = row;
+// The section AnalyzeRanks makes of `job`, with its straggler's prediction.
+RanksSection Predicted(const std::vector<RankSummary>& job) {
+  RanksSection section = AnalyzeRanks(job);
+  PredictStraggler(job, &section);
   return section;
 }
 
 TEST(StepJoinTest, TheStragglerAtTheMedianHostTimeShortensEveryStepToTheOthersArrival) {
-  const std::vector<RankSummary> job = Job();
-  RanksSection section = StragglerAt(2);
-  PredictStraggler(job, &section);
+  const RanksSection section = Predicted(Job());
+  ASSERT_TRUE(section.straggler.found);
+  EXPECT_EQ(section.straggler.row, 2u);
+  EXPECT_EQ(section.step_ns, 32 * kMs);
+  EXPECT_EQ(section.run_ns, 136 * kMs);
   const StragglerPrediction& p = section.straggler.prediction;
   ASSERT_TRUE(p.ran);
   ASSERT_TRUE(p.ok) << p.reason;
@@ -64,8 +64,7 @@ TEST(StepJoinTest, TheStragglerAtTheMedianHostTimeShortensEveryStepToTheOthersAr
 TEST(StepJoinTest, RanksGivenInAnyOrderAreJoinedInTheSectionsRowOrder) {
   std::vector<RankSummary> job = Job();
   std::swap(job[0], job[2]);  // the section's rows are by rank: row 2 is still rank 2
-  RanksSection section = StragglerAt(2);
-  PredictStraggler(job, &section);
+  const RanksSection section = Predicted(job);
   ASSERT_TRUE(section.straggler.prediction.ok);
   EXPECT_EQ(section.straggler.prediction.predicted_step_ns, 12 * kMs);
 }
@@ -73,8 +72,7 @@ TEST(StepJoinTest, RanksGivenInAnyOrderAreJoinedInTheSectionsRowOrder) {
 TEST(StepJoinTest, OfTwoRanksTheStragglerGetsTheOthersHostTime) {
   std::vector<RankSummary> job = Job();
   job.erase(job.begin() + 1);  // ranks 0 and 2
-  RanksSection section = StragglerAt(1);
-  PredictStraggler(job, &section);
+  const RanksSection section = Predicted(job);
   ASSERT_TRUE(section.straggler.prediction.ok);
   EXPECT_EQ(section.straggler.prediction.predicted_step_ns, 12 * kMs);
 }
@@ -89,8 +87,8 @@ TEST(StepJoinTest, RanksTheCollectivesDoNotHoldTogetherGetNoPredictionAndSayWhy)
     step.collective_start_ns = 5 * kMs + k * 40 * kMs + 30 * kMs;
     step.collective_end_ns = step.collective_start_ns + 2 * kMs;
   }
-  RanksSection section = StragglerAt(2);
-  PredictStraggler(job, &section);
+  const RanksSection section = Predicted(job);
+  EXPECT_EQ(section.straggler.row, 2u);
   const StragglerPrediction& p = section.straggler.prediction;
   ASSERT_TRUE(p.ran);
   EXPECT_FALSE(p.ok);
@@ -101,15 +99,16 @@ TEST(StepJoinTest, RanksTheCollectivesDoNotHoldTogetherGetNoPredictionAndSayWhy)
 }
 
 TEST(StepJoinTest, NoStragglerOrTooFewStepsPredictNothing) {
-  const std::vector<RankSummary> job = Job();
-  RanksSection none;
-  none.steps_compared = 4;
-  PredictStraggler(job, &none);
+  std::vector<RankSummary> balanced = Job();
+  balanced.pop_back();  // ranks 0 and 1 arrive together
+  const RanksSection none = Predicted(balanced);
+  EXPECT_FALSE(none.straggler.found);
   EXPECT_FALSE(none.straggler.prediction.ran);
 
-  RanksSection two = StragglerAt(2);
-  two.steps_compared = 2;
-  PredictStraggler(job, &two);
+  std::vector<RankSummary> short_job = Job();
+  for (RankSummary& r : short_job) r.steps.resize(2);
+  const RanksSection two = Predicted(short_job);
+  ASSERT_TRUE(two.straggler.found);
   EXPECT_TRUE(two.straggler.prediction.ran);
   EXPECT_FALSE(two.straggler.prediction.ok);
   EXPECT_NE(two.straggler.prediction.reason.find("fewer than three"), std::string::npos);

@@ -1,21 +1,28 @@
 // `gsanalyze diff`: before/after of two (sets of) traces.
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/commands/job_ranks.h"
 #include "analyzer/export/collapsed_stacks.h"
 #include "analyzer/export/trace_diff.h"
+#include "analyzer/summary/summarize_trace.h"
 #include "analyzer/whatif/predictions.h"
 #include "analyzer/whatif/replay_observer.h"
 
 namespace gs::analyzer::cli {
 
 namespace {
-// One side, with --what-if its replay (whatif/predictions.h) on the same pass.
+// One side, with --what-if its replay (whatif/predictions.h) and its ranks with the straggler's
+// prediction (job_ranks.h) on the same pass.
 absl::StatusOr<Analysis> AnalyzeSide(const std::vector<std::string>& traces, bool what_if) {
   whatif::ReplayObserver replay;
+  RankSummaryObserver ranks;
   AnalyzeHooks hooks;
-  if (what_if) hooks.observers.push_back(&replay);
+  if (what_if) hooks.observers = {&replay, &ranks};
   absl::StatusOr<Analysis> a = AnalyzeTraces(traces, AllStacksOptions(), hooks);
-  if (a.ok() && what_if) whatif::AttachPredictions(replay.replays(), &*a);
+  if (a.ok() && what_if) {
+    whatif::AttachPredictions(replay.replays(), &*a);
+    AttachRanks(ranks.summaries(), true, &*a);
+  }
   return a;
 }
 }  // namespace

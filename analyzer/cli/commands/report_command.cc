@@ -10,15 +10,14 @@
 #include "absl/strings/numbers.h"
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/commands/job_ranks.h"
 #include "analyzer/cli/job_inputs.h"
 #include "analyzer/cli/terminal/progress.h"
-#include "analyzer/ranks/multi_rank.h"
 #include "analyzer/report/report.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/units/units.h"
 #include "analyzer/whatif/predictions.h"
 #include "analyzer/whatif/replay_observer.h"
-#include "analyzer/whatif/step_join.h"
 
 namespace gs::analyzer::cli {
 
@@ -61,11 +60,7 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   // The pass reads each trace over the descriptor the intake opened (one open per file).
   absl::StatusOr<Analysis> analysis = summaries ? AnalysisFromJobSummaries(*std::move(inputs))
                                                 : AnalyzeTraces(std::move(inputs->traces), analysis_options, hooks);
-  if (analysis.ok() && !summaries &&
-      (traces.size() > 1 || (analysis->traces.size() == 1 && analysis->traces[0].rank))) {
-    analysis->ranks = AnalyzeRanks(rank_summaries.summaries());
-    if (args.what_if) whatif::PredictStraggler(rank_summaries.summaries(), &analysis->ranks);
-  }
+  if (analysis.ok() && !summaries) AttachRanks(rank_summaries.summaries(), args.what_if, &*analysis);
   if (analysis.ok() && args.what_if) {
     if (summaries) {
       analysis->notes.push_back("--what-if needs the traces themselves: a summary has no graph to replay");
