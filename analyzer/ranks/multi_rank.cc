@@ -1,6 +1,7 @@
 #include "analyzer/ranks/multi_rank.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -20,6 +21,20 @@ bool IsHostBound(Cause cause) {
 bool IsCollectiveKernelName(const std::string& name) {
   // NCCL 2.19+ names its kernels ncclDevKernel_<Coll>_..., earlier versions ncclKernel_<Coll>_...
   return absl::StartsWith(name, "ncclDevKernel") || absl::StartsWith(name, "ncclKernel");
+}
+
+uint32_t StepDevice(const std::vector<uint32_t>& devices) {
+  std::map<uint32_t, size_t> per_device;
+  for (uint32_t d : devices) ++per_device[d];
+  uint32_t step_device = 0;
+  size_t best = 0;
+  for (const auto& [device, n] : per_device) {  // ascending: the lowest of a tie stays
+    if (n > best) {
+      best = n;
+      step_device = device;
+    }
+  }
+  return step_device;
 }
 
 double RankSummary::Utilization() const {
@@ -117,21 +132,47 @@ ClockAlignment AlignClocks(const std::vector<const RankSummary*>& ranks,
       absl::StrAppend(&a.method, a.method.empty() ? "" : "; ", "not aligned: ",
                       by(none, "times as written (no baseTimeNanoseconds, no epoch timestamps)"));
   }
-  // How far apart the aligned ends of each step's collective are (0 when they line up).
-  size_t steps = SIZE_MAX;
-  for (const RankSummary* r : ranks) steps = std::min(steps, r->steps.size());
-  std::vector<TimeNs> spreads;
-  for (size_t k = 0; steps != SIZE_MAX && k < steps; ++k) {
-    TimeNs lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      TimeNs end = ranks[i]->steps[k].collective_end_ns + (*rows)[i].clock_offset_ns;
-      lo = std::min(lo, end);
-      hi = std::max(hi, end);
-    }
-    spreads.push_back(hi - lo);
-  }
-  a.collective_end_spread_ns = Median(std::move(spreads));
   return a;
+}
+
+// How many collectives apart two ranks' step pairings are looked for (StepShift).
+constexpr int kMaxStepShift = 3;
+
+// The index shift that pairs rank `other`'s collectives with the reference's (its k + shift with
+// the reference's k): the one whose aligned collective ends lie closest (median distance over the
+// pairs it makes, at least two), taken over 0 only when those ends lie within a quarter of the
+// reference's median step. A profiler window that opened a collective later on one rank shows
+// as a shift of one.
+int StepShift(const std::vector<RankStep>& ref, TimeNs ref_offset, const std::vector<RankStep>& other,
+              TimeNs other_offset) {
+  std::vector<TimeNs> lengths;
+  for (size_t k = 1; k < ref.size(); ++k) lengths.push_back(ref[k].collective_end_ns - ref[k - 1].collective_end_ns);
+  const TimeNs step = Median(std::move(lengths));
+  auto distance = [&](int shift, TimeNs* d) {
+    std::vector<TimeNs> gaps;
+    for (size_t k = 0; k < ref.size(); ++k) {
+      const int64_t j = static_cast<int64_t>(k) + shift;
+      if (j < 0 || j >= static_cast<int64_t>(other.size())) continue;
+      const TimeNs a = other[static_cast<size_t>(j)].collective_end_ns + other_offset;
+      const TimeNs b = ref[k].collective_end_ns + ref_offset;
+      gaps.push_back(a > b ? a - b : b - a);
+    }
+    if (gaps.size() < 2) return false;
+    *d = Median(std::move(gaps));
+    return true;
+  };
+  TimeNs unshifted = 0, best_d = 0;
+  if (!distance(0, &unshifted)) return 0;
+  int best = 0;
+  best_d = unshifted;
+  for (int shift = -kMaxStepShift; shift <= kMaxStepShift; ++shift) {
+    TimeNs d = 0;
+    if (shift != 0 && distance(shift, &d) && d < best_d) {
+      best = shift;
+      best_d = d;
+    }
+  }
+  return best != 0 && best_d * 4 < step ? best : 0;
 }
 
 }  // namespace
@@ -154,6 +195,7 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
 
   for (const RankSummary* r : ranks) {
     RankRow row;
+    row.input = static_cast<size_t>(r - input.data());
     row.label = r->Label();
     row.rank = r->rank;
     row.host = r->host_name;
@@ -196,20 +238,55 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
                             : "only one rank has collective kernels: ranks are not compared");
     return out;
   }
-  size_t steps = SIZE_MAX, most = 0;
+  // Pairing: the k-th compared step of every rank. Where the clocks are aligned, a rank whose
+  // capture began at another collective than the first rank's is shifted (StepShift); the steps
+  // compared are those every rank captured.
+  const size_t ref = with_steps[0];
+  std::vector<int64_t> shift(ranks.size(), 0);
+  int64_t lo = 0, hi = static_cast<int64_t>(ranks[ref]->steps.size());  // the reference's indices
+  size_t most = 0;
+  bool shifted = false;
   for (size_t i : with_steps) {
-    steps = std::min(steps, ranks[i]->steps.size());
     most = std::max(most, ranks[i]->steps.size());
+    if (i != ref && ranks[i]->clock != RankClock::kNone && ranks[ref]->clock != RankClock::kNone) {
+      shift[i] = StepShift(ranks[ref]->steps, out.rows[ref].clock_offset_ns, ranks[i]->steps,
+                           out.rows[i].clock_offset_ns);
+    }
+    shifted |= shift[i] != 0;
+    lo = std::max(lo, -shift[i]);
+    hi = std::min(hi, static_cast<int64_t>(ranks[i]->steps.size()) - shift[i]);
   }
+  const size_t steps = hi > lo ? static_cast<size_t>(hi - lo) : 0;
+  for (size_t i : with_steps) out.rows[i].first_step = static_cast<uint64_t>(lo + shift[i]);
+  auto step_of = [&](size_t i, size_t k) -> const RankStep& { return ranks[i]->steps[out.rows[i].first_step + k]; };
   out.steps_compared = steps;
-  if (most != steps) {
-    out.notes.push_back(absl::StrCat("ranks have ", steps, " to ", most,
-                                     " collectives; the first ", steps, " are compared"));
+  if (shifted) {
+    std::vector<std::string> firsts;
+    for (size_t i : with_steps) firsts.push_back(absl::StrCat(out.rows[i].first_step + 1));
+    out.notes.push_back(absl::StrCat("the ranks' captures began at different collectives: paired by their aligned "
+                                     "end times, the ranks' collectives ", absl::StrJoin(firsts, ", "),
+                                     " are each one's first compared step"));
   }
+  if (most != steps) {
+    out.notes.push_back(absl::StrCat("ranks have ", steps, " to ", most, " collectives; the ", steps,
+                                     " every rank has are compared"));
+  }
+  // How far apart the aligned ends of each step's collective are (0 when they line up).
+  std::vector<TimeNs> spreads;
+  for (size_t k = 0; k < steps; ++k) {
+    TimeNs first = INT64_MAX, last = INT64_MIN;
+    for (size_t i : with_steps) {
+      const TimeNs end = step_of(i, k).collective_end_ns + out.rows[i].clock_offset_ns;
+      first = std::min(first, end);
+      last = std::max(last, end);
+    }
+    spreads.push_back(last - first);
+  }
+  out.clocks.collective_end_spread_ns = Median(std::move(spreads));
   TimeNs steps_total = 0;
   for (size_t k = 1; k < steps; ++k) {
     std::vector<TimeNs> step;
-    for (size_t i : with_steps) step.push_back(ranks[i]->steps[k].collective_end_ns - ranks[i]->steps[k - 1].collective_end_ns);
+    for (size_t i : with_steps) step.push_back(step_of(i, k).collective_end_ns - step_of(i, k - 1).collective_end_ns);
     steps_total += Median(std::move(step));
   }
   if (steps > 1) out.step_ns = steps_total / static_cast<TimeNs>(steps - 1);
@@ -219,7 +296,7 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
     TimeNs shortest = INT64_MAX;
     size_t last = with_steps[0];
     for (size_t i : with_steps) {
-      const RankStep& s = ranks[i]->steps[k];
+      const RankStep& s = step_of(i, k);
       TimeNs d = s.collective_end_ns - s.collective_start_ns;
       if (d < shortest) {
         shortest = d;
@@ -228,7 +305,7 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
     }
     TimeNs others = 0;
     for (size_t i : with_steps) {
-      const RankStep& s = ranks[i]->steps[k];
+      const RankStep& s = step_of(i, k);
       TimeNs wait = s.collective_end_ns - s.collective_start_ns - shortest;
       out.rows[i].collective_wait_ns += wait;
       if (i != last) others += wait;
@@ -268,8 +345,8 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
   v.delay_share = static_cast<double>(row.delay_caused_ns) / static_cast<double>(out.total_delay_ns);
   for (size_t k = 0; k < steps; ++k) {
     if (step_delay[k] > 0 && step_last[k] == best) {
-      v.host_bound_idle_ns += ranks[best]->steps[k].host_bound_idle_ns;
-      v.idle_ns += ranks[best]->steps[k].idle_ns;
+      v.host_bound_idle_ns += step_of(best, k).host_bound_idle_ns;
+      v.idle_ns += step_of(best, k).idle_ns;
     }
   }
   v.stacks = ranks[best]->stacks;

@@ -11,7 +11,10 @@
 // Steps where delay(k) < kMinStepDelayNs are balanced. The straggler is the rank that was last at
 // the steps carrying most of the delay (more than half of it), and its evidence is its own idle
 // time before those collectives, split into host-bound causes, and the stacks charged with it.
-// Step indices, not clocks, pair the collectives, so the verdict holds whatever the clocks say.
+// Step indices pair the collectives, so the verdict holds whatever the clocks say; where the
+// clocks are aligned, a rank whose capture began at another collective (profiler windows opened at
+// different steps) is shifted by the whole collectives that line the aligned ends up (within a
+// quarter step, at most 3), and the steps every rank captured are compared (RankRow::first_step).
 //
 // Clocks. Each rank's times are on its own CLOCK_MONOTONIC. Ranks with the same boot id share
 // that clock (offset 0, error 0). Other ranks are mapped through their header's
@@ -54,6 +57,8 @@ struct RankRow {
   uint64_t last_at_steps = 0;     // steps where this rank arrived last (delay(k) counted only)
   TimeNs delay_caused_ns = 0;     // sum of delay(k) over those steps
   TimeNs clock_offset_ns = 0;     // add to this rank's times to get the reference rank's clock
+  size_t input = 0;               // its summary's index in what AnalyzeRanks was given (trace order)
+  uint64_t first_step = 0;        // its step (RankSummary::steps index) paired with the first compared
 };
 
 // The straggler brought to the median rank's host time, the ranks joined at their collectives
@@ -65,7 +70,7 @@ struct StragglerPrediction {
   std::string reason;          // why no prediction: one sentence
   uint64_t steps = 0;          // steps joined (between the first collective and the last)
   TimeNs measured_step_ns = 0, replayed_step_ns = 0, predicted_step_ns = 0;
-  double step_error = 0;       // (replayed - measured) / measured
+  double step_error = 0;       // the joined steps against a rank's own, the worst: (joined - own) / own
   double tolerance = 0;
   TimeNs measured_wall_ns = 0, predicted_wall_ns = 0;
   double measured_utilization = 0, predicted_utilization = 0;

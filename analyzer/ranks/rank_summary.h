@@ -90,6 +90,10 @@ struct RankSummary {
   std::string Label() const;
 };
 
+// The device whose collectives are a rank's steps (RankSummary::steps): the one with the most,
+// the lowest of a tie. `devices`: each collective's device; 0 when there are none.
+uint32_t StepDevice(const std::vector<uint32_t>& devices);
+
 // True for kernel names of NCCL-style collectives ("ncclDevKernel_AllReduce_...",
 // "ncclKernel_...", "ncclDevKernel_..."): what tells a collective from a compute kernel in a trace.
 bool IsCollectiveKernelName(const std::string& name);

@@ -535,6 +535,7 @@ class JsonFormat final : public ReportFormat {
                              .Set("tolerance", a.replay.tolerance)
                              .Set("measured_utilization", a.replay.measured_utilization)
                              .Set("replayed_utilization", a.replay.replayed_utilization)
+                             .Set("joined_steps", a.replay.joined_steps)
                              .Set("reason", a.replay.reason));
     Json notes = Json::Array();
     for (const std::string& n : a.notes) notes.Push(n);

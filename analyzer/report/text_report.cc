@@ -37,7 +37,8 @@ std::string PredictionLine(const ReplaySummary& replay, const Prediction& p) {
 std::string ReplayCheckLine(const ReplaySummary& r) {
   if (!r.ok && r.replayed_wall_ns == 0) return absl::StrCat("Replay check: no prediction is shown: ", r.reason, ".");
   const std::string figures = absl::StrFormat(
-      "the traces' dependencies replay to %s (measured %s, %+.1f%%), device busy %+.1f%%",
+      "the traces' dependencies%s replay to %s (measured %s, %+.1f%%), device busy %+.1f%%",
+      r.joined_steps ? absl::StrCat(", the ranks joined at ", r.joined_steps, " steps,") : "",
       FormatDuration(r.replayed_wall_ns), FormatDuration(r.measured_wall_ns), 100 * r.wall_error, 100 * r.busy_error);
   if (r.ok)
     return absl::StrCat("Replay check: ", figures, ": within ", FormatPercent(r.tolerance),
@@ -49,12 +50,9 @@ std::string ReplayCheckLine(const ReplaySummary& r) {
 std::string StragglerPredictionLine(const StragglerVerdict& v) {
   const StragglerPrediction& p = v.prediction;
   const std::string check = absl::StrFormat(
-      "the ranks joined at their collectives replay a step to %s (measured %s, %+.1f%%)",
+      "the ranks joined at their collectives replay a step to %s (measured %s; %+.1f%% from a rank's own steps)",
       FormatDuration(p.replayed_step_ns), FormatDuration(p.measured_step_ns), 100 * p.step_error);
-  if (!p.ok) {
-    return p.steps == 0 ? absl::StrCat("What-if: no prediction for the straggler: ", p.reason, ".")
-                        : absl::StrCat("What-if: no prediction for the straggler: ", check, "; ", p.reason, ".");
-  }
+  if (!p.ok) return absl::StrCat("What-if: no prediction for the straggler: ", p.reason, ".");
   return absl::StrCat("What-if (ranks joined at their collectives): ", v.label,
                       " with the other ranks' median host-bound idle: step ", FormatDuration(p.measured_step_ns), " -> ",
                       FormatDuration(p.predicted_step_ns), ", run ", FormatDuration(p.measured_wall_ns), " -> ",

@@ -218,6 +218,9 @@ struct ReplaySummary {
   double busy_error = 0;
   double tolerance = 0;
   std::string reason;             // when not ok: the first failing trace's, with its label
+  // Ranks meeting at their collectives: the steps at which their replays were joined
+  // (whatif/step_join.h), so that a fix on one rank moves the others; 0 when not joined.
+  uint64_t joined_steps = 0;
 };
 
 struct Analysis {

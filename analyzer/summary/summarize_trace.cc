@@ -158,16 +158,9 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   for (const Collective& c : collectives) s.collective_ns += c.end - c.start;
 
   // Steps: the collectives of the device that has the most, in time order.
-  absl::flat_hash_map<uint32_t, size_t> per_device;
-  uint32_t step_device = 0;
-  size_t best = 0;
-  for (const Collective& c : collectives) {
-    size_t n = ++per_device[c.device];
-    if (n > best || (n == best && c.device < step_device)) {
-      best = n;
-      step_device = c.device;
-    }
-  }
+  std::vector<uint32_t> devices;
+  for (const Collective& c : collectives) devices.push_back(c.device);
+  const uint32_t step_device = StepDevice(devices);
   std::vector<Collective> mine;
   for (const Collective& c : collectives) {
     if (c.device == step_device) mine.push_back(c);

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analyzer/whatif/step_join.h"
 
 namespace gs::analyzer::whatif {
 
@@ -17,15 +19,64 @@ struct JobFigures {
   double utilization = 0;
 };
 
+// How a job's traces are joined at their steps (step_join.h), as the ranks section paired them
+// (RankRow::first_step): ranks that meet at their collectives, three or more steps compared, and
+// every trace's replay holding the collectives its summary counted. Else `steps` is 0 and the
+// traces are merged as they are.
+struct StepPairing {
+  size_t steps = 0;
+  std::vector<size_t> first;  // per trace (TraceReplay::index)
+};
+
+StepPairing PairSteps(const std::vector<TraceReplay>& replays, const RanksSection& ranks) {
+  StepPairing p;
+  if (replays.size() < 2 || ranks.steps_compared < 3) return p;
+  p.first.assign(replays.size(), 0);
+  for (const TraceReplay& r : replays) {
+    const auto row = std::find_if(ranks.rows.begin(), ranks.rows.end(),
+                                  [&r](const RankRow& x) { return x.input == r.index; });
+    if (row == ranks.rows.end() || row->steps == 0 || r.check.measured.steps.size() != row->steps ||
+        r.index >= p.first.size())
+      return StepPairing();
+    p.first[r.index] = row->first_step;
+  }
+  p.steps = ranks.steps_compared;
+  return p;
+}
+
+// A trace's compared steps, as the pairing has them.
+std::vector<StepTimes> Paired(const std::vector<StepTimes>& steps, const StepPairing& p, size_t trace) {
+  return {steps.begin() + static_cast<std::ptrdiff_t>(p.first[trace]),
+          steps.begin() + static_cast<std::ptrdiff_t>(p.first[trace] + p.steps)};
+}
+
+// With joined steps, each trace's steps are the joined ones: a rank that arrives sooner at its
+// collectives shortens every rank's steps, and a rank that waits less in them is busy less.
 template <typename PerTrace>
-JobFigures Merge(const std::vector<TraceReplay>& replays, PerTrace figures_of) {
+JobFigures Merge(const std::vector<TraceReplay>& replays, const StepPairing& pairing, PerTrace figures_of) {
+  const size_t steps = pairing.steps;
+  JoinedSteps joined;
+  std::vector<std::vector<StepTimes>> paired, measured;
+  if (steps > 0) {
+    std::vector<const std::vector<StepTimes>*> ranks, own;
+    for (const TraceReplay& r : replays) {
+      paired.push_back(Paired(figures_of(r).steps, pairing, r.index));
+      measured.push_back(Paired(r.check.measured.steps, pairing, r.index));
+    }
+    for (size_t i = 0; i < replays.size(); ++i) {
+      ranks.push_back(&paired[i]);
+      own.push_back(&measured[i]);
+    }
+    joined = JoinSteps(ranks, OwnWork(own, steps), steps);
+  }
   JobFigures j;
   double busy = 0, capacity = 0;
-  for (const TraceReplay& r : replays) {
-    const ReplayFigures& f = figures_of(r);
-    j.wall_ns = std::max(j.wall_ns, f.wall_ns);
-    busy += static_cast<double>(f.compute_busy_ns);
-    capacity += static_cast<double>(f.wall_ns) * f.devices;
+  for (size_t i = 0; i < replays.size(); ++i) {
+    const ReplayFigures& f = figures_of(replays[i]);
+    const TimeNs wall = steps > 0 ? joined.Wall(paired[i], f.wall_ns) : f.wall_ns;
+    j.wall_ns = std::max(j.wall_ns, wall);
+    busy += static_cast<double>(steps > 0 ? joined.Busy(paired[i], f.compute_busy_ns) : f.compute_busy_ns);
+    capacity += static_cast<double>(wall) * f.devices;
   }
   j.utilization = capacity > 0 ? busy / capacity : 0;
   return j;
@@ -52,12 +103,16 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
   ReplaySummary& s = a->replay;
   s.ran = true;
   s.ok = true;
-  const JobFigures measured = Merge(replays, [](const TraceReplay& r) -> const ReplayFigures& { return r.check.measured; });
-  const JobFigures replayed = Merge(replays, [](const TraceReplay& r) -> const ReplayFigures& { return r.check.replayed; });
+  // Measured: the traces as they are; replayed and with each fix: joined where the ranks meet at
+  // their collectives.
+  const StepPairing pairing = PairSteps(replays, a->ranks);
+  const JobFigures measured = Merge(replays, StepPairing(), [](const TraceReplay& r) -> const ReplayFigures& { return r.check.measured; });
+  const JobFigures replayed = Merge(replays, pairing, [](const TraceReplay& r) -> const ReplayFigures& { return r.check.replayed; });
   s.measured_wall_ns = measured.wall_ns;
   s.replayed_wall_ns = replayed.wall_ns;
   s.measured_utilization = measured.utilization;
   s.replayed_utilization = replayed.utilization;
+  s.joined_steps = pairing.steps > 0 ? pairing.steps - 1 : 0;  // between the first compared collective and the last
   for (const TraceReplay& r : replays) {
     s.tolerance = r.check.tolerance;
     if (std::fabs(r.check.wall_error) > std::fabs(s.wall_error)) s.wall_error = r.check.wall_error;
@@ -66,6 +121,19 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
       s.ok = false;
       const std::string label = r.index < a->traces.size() ? a->traces[r.index].Label() : "";
       s.reason = label.empty() ? r.check.reason : absl::StrCat(label, ": ", r.check.reason);
+    }
+  }
+  // Joined, the job's own check: the ranks' replays joined at their collectives against the
+  // measured run (each trace's own check above holds its collectives' waits as measured).
+  if (s.ok && s.joined_steps > 0 && s.measured_wall_ns > 0) {
+    const double error = static_cast<double>(s.replayed_wall_ns - s.measured_wall_ns) / static_cast<double>(s.measured_wall_ns);
+    if (std::fabs(error) > std::fabs(s.wall_error)) s.wall_error = error;
+    if (std::fabs(error) > s.tolerance) {
+      s.ok = false;
+      s.reason = absl::StrFormat(
+          "the ranks' replays joined at their collectives give a run %+.1f%% off the measured one: their steps "
+          "do not follow the all-reduce's rule alone, or a trace lacks some of the job's collectives",
+          100 * error);
     }
   }
   if (!s.ok) return;
@@ -81,7 +149,7 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
     Prediction& p = rec.prediction;
     if (rec.kind == "input_pipeline" || rec.kind == "input_workers") {
       if (!AnyTraceHas(replays, "input_pipeline")) continue;
-      const JobFigures bound = Merge(replays, [](const TraceReplay& r) -> const ReplayFigures& {
+      const JobFigures bound = Merge(replays, pairing, [](const TraceReplay& r) -> const ReplayFigures& {
         return WithFix(r, "input_pipeline");
       });
       JobFigures best;
@@ -93,7 +161,7 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
         for (const TraceReplay& r : replays)
           for (const WhatIf& w : r.what_ifs) any |= w.kind == "input_workers" && w.workers == n;
         if (!any) continue;
-        by_n.push_back({n, Merge(replays, [n](const TraceReplay& r) -> const ReplayFigures& {
+        by_n.push_back({n, Merge(replays, pairing, [n](const TraceReplay& r) -> const ReplayFigures& {
                           return WithFix(r, "input_workers", n);
                         })});
         if (best_n == 0 || by_n.back().second.wall_ns < best.wall_ns) {
@@ -120,7 +188,7 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
     }
     if (!AnyTraceHas(replays, rec.kind)) continue;
     const std::string kind = rec.kind;
-    const JobFigures f = Merge(replays, [&kind](const TraceReplay& r) -> const ReplayFigures& { return WithFix(r, kind); });
+    const JobFigures f = Merge(replays, pairing, [&kind](const TraceReplay& r) -> const ReplayFigures& { return WithFix(r, kind); });
     p.present = true;
     p.wall_ns = f.wall_ns;
     p.utilization = f.utilization;

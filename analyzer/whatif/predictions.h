@@ -4,7 +4,11 @@
 //
 // A job of several traces (ranks) runs as long as its longest trace: a fix's run time is the
 // longest trace's with the fix (a trace the fix does not touch keeps its unmodified replay), its
-// GPU-Util the compute busy time of all traces over their walls. Input workers: the smallest N of
+// GPU-Util the compute busy time of all traces over their walls. Ranks that meet at their
+// collectives (the ranks section paired three or more steps: call AttachRanks first) are joined
+// there (step_join.h): a fix that lets one rank arrive sooner shortens every rank's steps only as
+// far as the last rank to arrive allows, and its check is the joined replay's run against the
+// measured one. Input workers: the smallest N of
 // 1, 2, 4, 8, 16 above the trace's workers whose run is within 5% of the best such N; at most the
 // host's cores less one (where the traces say; else 8) unless the workers wait on storage or on
 // something else (accounting/input_workers.h verdict), which needs no core. Where no more workers

@@ -26,7 +26,10 @@ uint64_t HandleKey(uint64_t handle, uint32_t device) {
 
 }  // namespace
 
-ReplayGraph::ReplayGraph(ReplayRecords records) : records_(std::move(records)) { Build(); }
+ReplayGraph::ReplayGraph(ReplayRecords records, std::vector<int32_t> step_work)
+    : records_(std::move(records)), step_work_(std::move(step_work)) {
+  Build();
+}
 
 void ReplayGraph::Build() {
   const std::vector<ApiCall>& calls = records_.calls;
@@ -452,6 +455,9 @@ ReplayFigures ReplayGraph::Figures(const std::vector<TimeNs>& enter, const std::
   f.compute_busy_ns = union_ns(&compute, nullptr);
   if (f.wall_ns > 0 && f.devices > 0)
     f.utilization = static_cast<double>(f.compute_busy_ns) / (static_cast<double>(f.wall_ns) * f.devices);
+  f.steps.reserve(step_work_.size());
+  for (const int32_t w : step_work_)
+    f.steps.push_back({start[static_cast<size_t>(w)], end_times[static_cast<size_t>(w)]});
   return f;
 }
 

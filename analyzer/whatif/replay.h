@@ -55,6 +55,11 @@ struct ReplayRecords {
   std::vector<GpuActivity> work;
 };
 
+// A collective that delimits a training step (RankSummary::steps): when it started and ended.
+struct StepTimes {
+  TimeNs start = 0, end = 0;
+};
+
 // One timeline's figures (measured or replayed), computed alike from the calls and the work.
 struct ReplayFigures {
   TimeNs start_ns = 0;      // the first call's entry or work's start
@@ -63,6 +68,7 @@ struct ReplayFigures {
   TimeNs compute_busy_ns = 0;  // the same of its kernels and collectives (GPU-Util's numerator)
   uint32_t devices = 0;
   double utilization = 0;   // compute busy / (wall * devices): GPU-Util as the report has it
+  std::vector<StepTimes> steps;  // the graph's step collectives (ReplayGraph's step_work), in order
 };
 
 // The model's parameters as fitted to the trace (for the report and tests).
@@ -116,7 +122,9 @@ class ReplayChanges {
 
 class ReplayGraph {
  public:
-  explicit ReplayGraph(ReplayRecords records);
+  // `step_work`: the work (indices into records.work) that delimits the trace's steps, the
+  // collectives of a rank (step_join.h), in time order; every figure gives their times.
+  explicit ReplayGraph(ReplayRecords records, std::vector<int32_t> step_work = {});
 
   ReplayFigures Measured() const;
   // The graph re-timed: as it is (the check), or with a fix's changes.
@@ -174,6 +182,7 @@ class ReplayGraph {
                         const std::vector<TimeNs>& start, const std::vector<TimeNs>& end) const;
 
   ReplayRecords records_;
+  std::vector<int32_t> step_work_;
   std::vector<CallNode> call_nodes_;
   std::vector<WorkNode> work_nodes_;
   std::vector<int32_t> awaited_;  // work indices

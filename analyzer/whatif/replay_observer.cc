@@ -1,12 +1,41 @@
 #include "analyzer/whatif/replay_observer.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "analyzer/model/importer.h"
+#include "analyzer/ranks/rank_summary.h"
 #include "analyzer/result/trace_result.h"
 
 namespace gs::analyzer::whatif {
+
+namespace {
+
+// The rank's step collectives among the work (RankSummary::steps: those of its step device, in
+// time order), for the job's join (predictions.h).
+std::vector<int32_t> StepWork(const ReplayRecords& records, const TraceTables& tables) {
+  std::vector<int32_t> collectives;
+  std::vector<uint32_t> devices;
+  for (size_t w = 0; w < records.work.size(); ++w) {
+    const GpuActivity& a = records.work[w];
+    if (a.kind == ActivityKind::kCollective ||
+        (a.kind == ActivityKind::kKernel && IsCollectiveKernelName(tables.StringValue(a.name)))) {
+      collectives.push_back(static_cast<int32_t>(w));
+      devices.push_back(a.device);
+    }
+  }
+  const uint32_t device = StepDevice(devices);
+  std::vector<int32_t> steps;
+  for (int32_t w : collectives)
+    if (records.work[static_cast<size_t>(w)].device == device) steps.push_back(w);
+  std::sort(steps.begin(), steps.end(), [&records](int32_t x, int32_t y) {
+    return records.work[static_cast<size_t>(x)].start_ns < records.work[static_cast<size_t>(y)].start_ns;
+  });
+  return steps;
+}
+
+}  // namespace
 
 void ReplayObserver::BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) {
   (void)index, (void)importer, (void)analyzer;
@@ -48,7 +77,8 @@ void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const
   uint32_t workers = 0;  // the trace's input worker processes (accounting/input_workers.h)
   for (const ProcessActivity& p : importer.info().processes.processes())
     if (p.last.role == ProcessRole::kDataWorker) ++workers;
-  const ReplayGraph graph(std::move(sink_.records));
+  std::vector<int32_t> steps = StepWork(sink_.records, importer.tables());
+  const ReplayGraph graph(std::move(sink_.records), std::move(steps));
   sink_.records = ReplayRecords();
   sink_.calls.clear();
   replays_.push_back(TraceReplay{index, graph.parameters(), CheckReplay(graph),

@@ -12,10 +12,12 @@
 //            waited for nobody, so its duration is the collective's own);
 //   step     D(k) = max over r of a(r, k) + w(k): an all-reduce ends when the last rank arrived
 //            plus its own work, and every rank's next step starts there.
-// The check: the sum of D(k) against the measured steps (per step the median over ranks of
-// end(r, k) - end(r, k-1)) within the tolerance, else no prediction and the reason: it holds
-// where every rank's step lasts as long as the others' (the all-reduce holds them together), and
-// fails where ranks drift apart (collectives that wait for no one). The fix: at
+// The check: the sum of D(k) against every rank's own steps (the end of its last compared
+// collective less the end of its first) within the tolerance, the worst rank's, else no prediction
+// and the reason: it holds where every rank's steps last as long as the others' (the all-reduce
+// holds them together), and fails where ranks drift apart (collectives that wait for no one) or a
+// rank's trace lacks some of the job's collectives (a sampled trace). The steps are those the
+// ranks section paired (RankRow::first_step). The fix: at
 // each step the straggler's host-bound idle (RankStep::host_bound_idle_ns) beyond the median of
 // the other ranks' at that step is gone, a'(s, k) = a(s, k) - max(0, hb(s, k) - median hb(k)),
 // and the steps re-joined save sum D - sum D'. The predicted step is the measured one less that
@@ -34,8 +36,28 @@
 
 #include "analyzer/ranks/multi_rank.h"
 #include "analyzer/ranks/rank_summary.h"
+#include "analyzer/whatif/replay.h"
 
 namespace gs::analyzer::whatif {
+
+// The ranks' steps joined. `ranks[r]`: rank r's step collectives, as measured or replayed (at
+// least `steps` of them); `own[k]`: collective k's own work. For k = 1 .. steps - 1 (index k - 1):
+// D(k) = max over r of a(r, k) + own[k].
+struct JoinedSteps {
+  std::vector<TimeNs> step;
+  TimeNs total = 0;  // the sum of D(k)
+  // Rank r's time in collective k in the join: D(k) - a(r, k).
+  TimeNs InCollective(const std::vector<StepTimes>& rank, size_t k) const;
+  // Rank r's wall and compute busy time with its steps replaced by the joined ones (its time in
+  // each collective, InCollective, for its duration).
+  TimeNs Wall(const std::vector<StepTimes>& rank, TimeNs wall) const;
+  TimeNs Busy(const std::vector<StepTimes>& rank, TimeNs busy) const;
+};
+JoinedSteps JoinSteps(const std::vector<const std::vector<StepTimes>*>& ranks, const std::vector<TimeNs>& own,
+                      size_t steps);
+// own[k]: the shortest duration of collective k over the ranks (the last to arrive waited for
+// nobody).
+std::vector<TimeNs> OwnWork(const std::vector<const std::vector<StepTimes>*>& ranks, size_t steps);
 
 // Sets section->straggler.prediction where the section names a straggler; `ranks` are the
 // summaries the section was built from (AnalyzeRanks).

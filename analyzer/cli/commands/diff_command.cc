@@ -20,8 +20,8 @@ absl::StatusOr<Analysis> AnalyzeSide(const std::vector<std::string>& traces, boo
   if (what_if) hooks.observers = {&replay, &ranks};
   absl::StatusOr<Analysis> a = AnalyzeTraces(traces, AllStacksOptions(), hooks);
   if (a.ok() && what_if) {
+    AttachRanks(ranks.summaries(), true, &*a);  // first: the predictions join ranks as it pairs them
     whatif::AttachPredictions(replay.replays(), &*a);
-    AttachRanks(ranks.summaries(), true, &*a);
   }
   return a;
 }

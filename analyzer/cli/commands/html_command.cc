@@ -7,8 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/commands/job_ranks.h"
 #include "analyzer/cli/terminal/progress.h"
 #include "analyzer/report/html/html_report.h"
+#include "analyzer/summary/summarize_trace.h"
 #include "analyzer/units/units.h"
 #include "analyzer/whatif/predictions.h"
 #include "analyzer/whatif/replay_observer.h"
@@ -34,14 +36,18 @@ absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& 
   html::Timeline timeline(options.timeline);
   html::TimelineObserver observer(&timeline, paths.size());
   whatif::ReplayObserver replay;  // --what-if: the predictions beside the advice
+  RankSummaryObserver ranks;      // ... joined at the ranks' collectives, as the report's
   AnalyzeHooks hooks;
   hooks.progress = progress;
   hooks.observers = {&observer};
-  if (what_if) hooks.observers.push_back(&replay);
+  if (what_if) hooks.observers.insert(hooks.observers.end(), {&replay, &ranks});
   absl::StatusOr<Analysis> analyzed = AnalyzeTraces(paths, options.analysis, hooks);
   if (!analyzed.ok()) return analyzed.status();
   Analysis analysis = std::move(*analyzed);
-  if (what_if) whatif::AttachPredictions(replay.replays(), &analysis);
+  if (what_if) {
+    AttachRanks(ranks.summaries(), true, &analysis);
+    whatif::AttachPredictions(replay.replays(), &analysis);
+  }
   *warnings = analysis.warnings;
 
   std::string title = "gpustall report";
