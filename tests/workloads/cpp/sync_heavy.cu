@@ -8,11 +8,19 @@
 //
 // Expected verdict: GPU utilisation ~ 3 / (3 + 7) ~ 30%; the idle time is host work in
 // log_metrics() that began when the synchronisation in read_loss() returned ("after sync").
+//
+// A second problem for what-if checks (--pageable-samples N, default none): each step first
+// uploads N samples one by one from pageable memory (upload_samples), each copy holding the host
+// until its transfer is done, as pageable_copies does; --pinned 1 puts them in pinned memory.
+// With both, the report has two predicted fixes whose order tests/bench/run_whatif_pairs sets
+// against the fixed runs' gains.
 #include <cuda_runtime.h>
 
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <vector>
 
 #include "mlp.cuh"
@@ -41,8 +49,19 @@ GSW_PLANTED float log_metrics(long step, float loss, std::vector<float>* history
   return checksum;
 }
 
+// PLANTED (--pageable-samples only): per-sample uploads; from pageable memory each call blocks.
+GSW_PLANTED void upload_samples(float* device_batch, const std::vector<float*>& samples, size_t sample_floats) {
+  size_t offset = 0;
+  for (const float* sample : samples) {
+    GSW_CHECK(cudaMemcpyAsync(device_batch + offset, sample, sample_floats * sizeof(float),
+                              cudaMemcpyHostToDevice, 0));
+    offset += sample_floats;
+  }
+}
+
 int main(int argc, char** argv) {
-  long steps = 60, layers = 2, width_kib = 1024, defer_read = 0;
+  long steps = 60, layers = 2, width_kib = 1024, defer_read = 0, pageable_samples = 0, sample_kib = 8,
+       pinned = 0;
   double log_ms = 7.0, sleep_ms = 0.0;
   gsw::Flags flags("workload_sync_heavy",
                    "A training loop that synchronises on the loss every step (read_loss) and "
@@ -55,9 +74,31 @@ int main(int argc, char** argv) {
   flags.Add("defer-read", &defer_read,
             "1: copy the loss asynchronously into pinned memory and read it a step later (the fix, "
             "for what-if checks)");
+  flags.Add("pageable-samples", &pageable_samples,
+            "each step first uploads this many samples one by one from pageable memory");
+  flags.Add("sample-kib", &sample_kib, "size of one such sample in KiB");
+  flags.Add("pinned", &pinned, "1: those samples live in pinned memory (the fix, for what-if checks)");
   flags.Parse(argc, argv);
 
   gsw::Mlp model(static_cast<int>(layers), static_cast<int>(width_kib * 1024 / sizeof(float)));
+  const size_t sample_floats = static_cast<size_t>(sample_kib) * 1024 / sizeof(float);
+  if (static_cast<size_t>(pageable_samples) * sample_floats > static_cast<size_t>(width_kib) * 1024 / sizeof(float)) {
+    std::fprintf(stderr, "workload_sync_heavy: --pageable-samples x --sample-kib exceeds --width-kib\n");
+    return 2;
+  }
+  std::vector<std::vector<float>> pageable;
+  std::vector<float*> samples;
+  for (long i = 0; i < pageable_samples; ++i) {
+    float* sample = nullptr;
+    if (pinned) {
+      GSW_CHECK(cudaMallocHost(&sample, sample_floats * sizeof(float)));
+      std::fill(sample, sample + sample_floats, 0.5f);
+    } else {
+      pageable.emplace_back(sample_floats, 0.5f);
+      sample = pageable.back().data();
+    }
+    samples.push_back(sample);
+  }
   std::vector<float> history;
   history.reserve(static_cast<size_t>(steps) + 1);
   GSW_CHECK(cudaDeviceSynchronize());  // set-up done: the loop starts from an idle device
@@ -74,6 +115,7 @@ int main(int argc, char** argv) {
     for (cudaEvent_t& e : copied) GSW_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
   for (long step = 0; step < steps; ++step) {
+    if (!samples.empty()) upload_samples(model.input(), samples, sample_floats);
     model.EnqueueStep(/*stream=*/0);
     const uint64_t t0 = gsw::NowNs();
     if (defer_read) {
@@ -98,6 +140,8 @@ int main(int argc, char** argv) {
     for (cudaEvent_t e : copied) GSW_CHECK(cudaEventDestroy(e));
     GSW_CHECK(cudaFreeHost(pinned_loss));
   }
+  if (pinned)
+    for (float* sample : samples) GSW_CHECK(cudaFreeHost(sample));
 
   gsw::Summary("sync_heavy")
       .Add("steps", steps)
