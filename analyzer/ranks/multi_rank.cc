@@ -97,6 +97,7 @@ ClockAlignment AlignClocks(const std::vector<const RankSummary*>& ranks,
     const RankSummary& r = *ranks[i];
     ++of_kind[std::min<size_t>(static_cast<size_t>(r.clock), 3)];
     (*rows)[i].clock_offset_ns = 0;
+    (*rows)[i].clock_aligned = r.clock != RankClock::kNone && ref.clock != RankClock::kNone;
     if (r.clock == RankClock::kHeader && ref.clock == RankClock::kHeader && !r.boot_id.empty() &&
         r.boot_id == ref.boot_id)
       continue;  // one boot: CLOCK_MONOTONIC is shared
@@ -248,7 +249,7 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
   bool shifted = false;
   for (size_t i : with_steps) {
     most = std::max(most, ranks[i]->steps.size());
-    if (i != ref && ranks[i]->clock != RankClock::kNone && ranks[ref]->clock != RankClock::kNone) {
+    if (i != ref && out.rows[i].clock_aligned && out.rows[ref].clock_aligned) {
       shift[i] = StepShift(ranks[ref]->steps, out.rows[ref].clock_offset_ns, ranks[i]->steps,
                            out.rows[i].clock_offset_ns);
     }

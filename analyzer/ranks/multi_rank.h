@@ -57,6 +57,7 @@ struct RankRow {
   uint64_t last_at_steps = 0;     // steps where this rank arrived last (delay(k) counted only)
   TimeNs delay_caused_ns = 0;     // sum of delay(k) over those steps
   TimeNs clock_offset_ns = 0;     // add to this rank's times to get the reference rank's clock
+  bool clock_aligned = false;     // ... and that maps them (neither it nor the reference is kNone)
   size_t input = 0;               // its summary's index in what AnalyzeRanks was given (trace order)
   uint64_t first_step = 0;        // its step (RankSummary::steps index) paired with the first compared
 };

@@ -25,13 +25,17 @@ struct JobFigures {
 // traces are merged as they are.
 struct StepPairing {
   size_t steps = 0;
-  std::vector<size_t> first;  // per trace (TraceReplay::index)
+  std::vector<size_t> first;      // per trace (TraceReplay::index)
+  std::vector<TimeNs> offset;     // per trace: its clock offset (RankRow::clock_offset_ns)
+  bool aligned = false;           // every trace's clock is aligned: the first collective joins too
 };
 
 StepPairing PairSteps(const std::vector<TraceReplay>& replays, const RanksSection& ranks) {
   StepPairing p;
   if (replays.size() < 2 || ranks.steps_compared < 3) return p;
   p.first.assign(replays.size(), 0);
+  p.offset.assign(replays.size(), 0);
+  p.aligned = true;
   for (const TraceReplay& r : replays) {
     const auto row = std::find_if(ranks.rows.begin(), ranks.rows.end(),
                                   [&r](const RankRow& x) { return x.input == r.index; });
@@ -39,6 +43,8 @@ StepPairing PairSteps(const std::vector<TraceReplay>& replays, const RanksSectio
         r.index >= p.first.size())
       return StepPairing();
     p.first[r.index] = row->first_step;
+    p.offset[r.index] = row->clock_offset_ns;
+    p.aligned &= row->clock_aligned;
   }
   p.steps = ranks.steps_compared;
   return p;
@@ -57,25 +63,27 @@ JobFigures Merge(const std::vector<TraceReplay>& replays, const StepPairing& pai
   const size_t steps = pairing.steps;
   JoinedSteps joined;
   std::vector<std::vector<StepTimes>> paired, measured;
+  std::vector<TimeNs> offsets;
   if (steps > 0) {
     std::vector<const std::vector<StepTimes>*> ranks, own;
     for (const TraceReplay& r : replays) {
       paired.push_back(Paired(figures_of(r).steps, pairing, r.index));
       measured.push_back(Paired(r.check.measured.steps, pairing, r.index));
+      offsets.push_back(pairing.offset[r.index]);
     }
     for (size_t i = 0; i < replays.size(); ++i) {
       ranks.push_back(&paired[i]);
       own.push_back(&measured[i]);
     }
-    joined = JoinSteps(ranks, OwnWork(own, steps), steps);
+    joined = JoinSteps(ranks, OwnWork(own, steps), steps, pairing.aligned ? &offsets : nullptr);
   }
   JobFigures j;
   double busy = 0, capacity = 0;
   for (size_t i = 0; i < replays.size(); ++i) {
     const ReplayFigures& f = figures_of(replays[i]);
-    const TimeNs wall = steps > 0 ? joined.Wall(paired[i], f.wall_ns) : f.wall_ns;
+    const TimeNs wall = steps > 0 ? joined.Wall(paired[i], offsets[i], f.wall_ns) : f.wall_ns;
     j.wall_ns = std::max(j.wall_ns, wall);
-    busy += static_cast<double>(steps > 0 ? joined.Busy(paired[i], f.compute_busy_ns) : f.compute_busy_ns);
+    busy += static_cast<double>(steps > 0 ? joined.Busy(paired[i], offsets[i], f.compute_busy_ns) : f.compute_busy_ns);
     capacity += static_cast<double>(wall) * f.devices;
   }
   j.utilization = capacity > 0 ? busy / capacity : 0;

@@ -19,8 +19,14 @@ std::vector<TimeNs> OwnWork(const std::vector<const std::vector<StepTimes>*>& ra
 }
 
 JoinedSteps JoinSteps(const std::vector<const std::vector<StepTimes>*>& ranks, const std::vector<TimeNs>& own,
-                      size_t steps) {
+                      size_t steps, const std::vector<TimeNs>* offsets) {
   JoinedSteps j;
+  if (offsets != nullptr && !ranks.empty() && steps > 0) {
+    j.first_joined = true;
+    TimeNs last = INT64_MIN;
+    for (size_t r = 0; r < ranks.size(); ++r) last = std::max(last, (*ranks[r])[0].start + (*offsets)[r]);
+    j.first_end = last + own[0];
+  }
   for (size_t k = 1; k < steps; ++k) {
     TimeNs last = INT64_MIN;
     for (const std::vector<StepTimes>* r : ranks) last = std::max(last, (*r)[k].start - (*r)[k - 1].end);
@@ -30,16 +36,17 @@ JoinedSteps JoinSteps(const std::vector<const std::vector<StepTimes>*>& ranks, c
   return j;
 }
 
-TimeNs JoinedSteps::InCollective(const std::vector<StepTimes>& r, size_t k) const {
+TimeNs JoinedSteps::InCollective(const std::vector<StepTimes>& r, TimeNs offset, size_t k) const {
+  if (k == 0) return FirstEnd(r, offset) - r[0].start;
   return step[k - 1] - (r[k].start - r[k - 1].end);
 }
 
-TimeNs JoinedSteps::Wall(const std::vector<StepTimes>& r, TimeNs wall) const {
-  return wall - (r[step.size()].end - r[0].end) + total;
+TimeNs JoinedSteps::Wall(const std::vector<StepTimes>& r, TimeNs offset, TimeNs wall) const {
+  return wall - (r[step.size()].end - FirstEnd(r, offset)) + total;
 }
 
-TimeNs JoinedSteps::Busy(const std::vector<StepTimes>& r, TimeNs busy) const {
-  for (size_t k = 1; k <= step.size(); ++k) busy += InCollective(r, k) - (r[k].end - r[k].start);
+TimeNs JoinedSteps::Busy(const std::vector<StepTimes>& r, TimeNs offset, TimeNs busy) const {
+  for (size_t k = 0; k <= step.size(); ++k) busy += InCollective(r, offset, k) - (r[k].end - r[k].start);
   return busy;
 }
 
@@ -64,14 +71,18 @@ void PredictStraggler(const std::vector<RankSummary>& summaries, RanksSection* s
   auto step_of = [&](size_t i, size_t k) -> const RankStep& {
     return ranks[i]->steps[section->rows[i].first_step + k];
   };
+  std::vector<TimeNs> offsets;
+  bool aligned = true;  // every clock maps onto the reference's: the first collective joins too
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i]->steps.empty()) continue;
     joined.push_back(i);
+    offsets.push_back(section->rows[i].clock_offset_ns);
+    aligned &= section->rows[i].clock_aligned;
     measured.emplace_back();
     for (size_t k = 0; k < steps; ++k) measured.back().push_back({step_of(i, k).collective_start_ns, step_of(i, k).collective_end_ns});
   }
   fixed = measured;
-  for (size_t k = 1; k < steps; ++k) {
+  for (size_t k = aligned ? 0 : 1; k < steps; ++k) {
     std::vector<TimeNs> others;
     TimeNs mine = 0;
     size_t at = 0;
@@ -92,8 +103,8 @@ void PredictStraggler(const std::vector<RankSummary>& summaries, RanksSection* s
     fixed_ranks.push_back(&fixed[j]);
   }
   const std::vector<TimeNs> own = OwnWork(measured_ranks, steps);
-  const JoinedSteps replayed = JoinSteps(measured_ranks, own, steps);
-  const JoinedSteps predicted = JoinSteps(fixed_ranks, own, steps);
+  const JoinedSteps replayed = JoinSteps(measured_ranks, own, steps, aligned ? &offsets : nullptr);
+  const JoinedSteps predicted = JoinSteps(fixed_ranks, own, steps, aligned ? &offsets : nullptr);
 
   p.steps = steps - 1;
   const auto per_step = [&p](TimeNs total) { return total / static_cast<TimeNs>(p.steps); };
@@ -125,7 +136,7 @@ void PredictStraggler(const std::vector<RankSummary>& summaries, RanksSection* s
   p.measured_wall_ns = section->run_ns;
   // A rank's wall and busy time are summed over its devices (rank_summary.h): the saving is
   // every device's; the change in its collectives' waiting is its step device's.
-  const TimeNs saved = replayed.total - predicted.total;
+  const TimeNs saved = (replayed.first_end - predicted.first_end) + (replayed.total - predicted.total);
   double busy = 0, busy_fixed = 0, capacity = 0, capacity_fixed = 0;
   size_t j = 0;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -135,8 +146,8 @@ void PredictStraggler(const std::vector<RankSummary>& summaries, RanksSection* s
     if (j < joined.size() && joined[j] == i) {
       wall_fixed -= saved * devices;
       // Its time in the collectives of the fixed join against the unmodified join's.
-      for (size_t k = 1; k < steps; ++k)
-        busy_of_rank += predicted.InCollective(fixed[j], k) - replayed.InCollective(measured[j], k);
+      for (size_t k = 0; k < steps; ++k)
+        busy_of_rank += predicted.InCollective(fixed[j], offsets[j], k) - replayed.InCollective(measured[j], offsets[j], k);
       ++j;
     }
     p.predicted_wall_ns = std::max(p.predicted_wall_ns, wall_fixed / devices);

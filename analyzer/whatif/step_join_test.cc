@@ -52,12 +52,25 @@ TEST(StepJoinTest, TheStragglerAtTheMedianHostTimeShortensEveryStepToTheOthersAr
   // Rank 2 sheds 20 of its 21 ms (the other ranks' median, 1 ms, stays): everyone arrives at
   // 10 ms.
   EXPECT_EQ(p.predicted_step_ns, 12 * kMs);
-  // Three steps 20 ms shorter; the first step and the time around the collectives stay.
+  // The clocks are aligned (one boot), so the first collective is joined too: four collectives
+  // 20 ms sooner, and the time around them stays.
   EXPECT_EQ(p.measured_wall_ns, 136 * kMs);
-  EXPECT_EQ(p.predicted_wall_ns, 76 * kMs);
-  // Busy: ranks 0 and 1 had 4 x (8 + 22) ms and lose 20 ms of waiting in 3 steps; rank 2 keeps
-  // its 4 x (8 + 2) ms.
+  EXPECT_EQ(p.predicted_wall_ns, 56 * kMs);
+  // Busy: ranks 0 and 1 had 4 x (8 + 22) ms and lose 20 ms of waiting at each collective; rank 2
+  // keeps its 4 x (8 + 2) ms.
   EXPECT_DOUBLE_EQ(p.measured_utilization, (120.0 + 120.0 + 40.0) / (3 * 136.0));
+  EXPECT_DOUBLE_EQ(p.predicted_utilization, (40.0 + 40.0 + 40.0) / (3 * 56.0));
+}
+
+TEST(StepJoinTest, WithoutAlignedClocksTheFirstCollectiveStaysAsMeasured) {
+  std::vector<RankSummary> job = Job();
+  job[1].clock = RankClock::kNone;  // nothing maps its times onto the others'
+  const RanksSection section = Predicted(job);
+  const StragglerPrediction& p = section.straggler.prediction;
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.predicted_step_ns, 12 * kMs);
+  // Three steps 20 ms shorter; the first collective, its waiting included, as measured.
+  EXPECT_EQ(p.predicted_wall_ns, 76 * kMs);
   EXPECT_DOUBLE_EQ(p.predicted_utilization, (60.0 + 60.0 + 40.0) / (3 * 76.0));
 }
 

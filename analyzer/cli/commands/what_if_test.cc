@@ -22,7 +22,11 @@ Ran Report(const std::vector<std::string>& argv) { return RunCommand(&RunReport,
 class WhatIfTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::path(::testing::TempDir()) / "what_if").lexically_normal().string();
+    // One folder per test: ctest runs the tests of this fixture at once, in separate processes.
+    dir_ = (fs::path(::testing::TempDir()) /
+            (std::string("what_if_") + ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .lexically_normal()
+               .string();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     starved_ = dir_ + "/starved.gstrace";
