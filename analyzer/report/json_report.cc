@@ -516,6 +516,8 @@ class JsonFormat final : public ReportFormat {
                      .Set("wall_ns", r.prediction.wall_ns)
                      .Set("utilization_before", a.replay.measured_utilization)
                      .Set("utilization", r.prediction.utilization);
+        if (r.prediction.step_ns > 0)
+          p.Set("step_ns_before", a.replay.measured_step_ns).Set("step_ns", r.prediction.step_ns);
         if (r.prediction.bound_wall_ns > 0)
           p.Set("workers", r.prediction.workers)
               .Set("bound_wall_ns", r.prediction.bound_wall_ns)
@@ -536,6 +538,8 @@ class JsonFormat final : public ReportFormat {
                              .Set("measured_utilization", a.replay.measured_utilization)
                              .Set("replayed_utilization", a.replay.replayed_utilization)
                              .Set("joined_steps", a.replay.joined_steps)
+                             .Set("measured_step_ns", a.replay.measured_step_ns)
+                             .Set("replayed_step_ns", a.replay.replayed_step_ns)
                              .Set("reason", a.replay.reason));
     Json notes = Json::Array();
     for (const std::string& n : a.notes) notes.Push(n);

@@ -21,8 +21,11 @@ namespace {
 // gsanalyze report --what-if (analyzer/whatif/predictions.h): what a fix buys, as replayed.
 std::string PredictionLine(const ReplaySummary& replay, const Prediction& p) {
   std::string line = absl::StrCat("What-if (replayed): run ", FormatDuration(replay.measured_wall_ns), " -> ",
-                                  FormatDuration(p.wall_ns), ", GPU-Util ", FormatPercent(replay.measured_utilization),
-                                  " -> ", FormatPercent(p.utilization));
+                                  FormatDuration(p.wall_ns));
+  if (p.step_ns > 0)
+    absl::StrAppend(&line, ", step ", FormatDuration(replay.measured_step_ns), " -> ", FormatDuration(p.step_ns));
+  absl::StrAppend(&line, ", GPU-Util ", FormatPercent(replay.measured_utilization), " -> ",
+                  FormatPercent(p.utilization));
   if (p.workers > 0) {
     absl::StrAppend(&line, " with ", p.workers, p.workers == 1 ? " input worker" : " input workers",
                     " (input preparation free: ", FormatDuration(p.bound_wall_ns), ", ",

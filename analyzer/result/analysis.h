@@ -192,6 +192,7 @@ struct Prediction {
   bool present = false;
   TimeNs wall_ns = 0;
   double utilization = 0;
+  TimeNs step_ns = 0;             // the mean step with the fix (ReplaySummary::measured_step_ns); 0: unknown
   uint32_t workers = 0;           // input_pipeline, input_workers: the N input workers predicted;
                                   // 0: no more fit the host, the prediction is the bound below
   TimeNs bound_wall_ns = 0;       // input_pipeline, input_workers: input preparation free (the bound)
@@ -221,6 +222,10 @@ struct ReplaySummary {
   // Ranks meeting at their collectives: the steps at which their replays were joined
   // (whatif/step_join.h), so that a fix on one rank moves the others; 0 when not joined.
   uint64_t joined_steps = 0;
+  // The job's mean step, measured and replayed: joined ranks' between their collectives
+  // (RanksSection::step_ns), else the traces' complete profiler steps (ProfilerStep#N, the
+  // longest trace's); 0 when the traces give no steps.
+  TimeNs measured_step_ns = 0, replayed_step_ns = 0;
 };
 
 struct Analysis {

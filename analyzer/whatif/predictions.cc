@@ -13,10 +13,13 @@ namespace gs::analyzer::whatif {
 
 namespace {
 
-// A job's figures from one figure per trace: the longest run, compute busy over all walls.
+// A job's figures from one figure per trace: the longest run, compute busy over all walls, and
+// the step: joined ranks' mean step between collectives, else the longest mean profiler step
+// where every trace has one (0: none).
 struct JobFigures {
   TimeNs wall_ns = 0;
   double utilization = 0;
+  TimeNs step_ns = 0;
 };
 
 // How a job's traces are joined at their steps (step_join.h), as the ranks section paired them
@@ -79,13 +82,18 @@ JobFigures Merge(const std::vector<TraceReplay>& replays, const StepPairing& pai
   }
   JobFigures j;
   double busy = 0, capacity = 0;
+  bool every_profiler_step = true;
   for (size_t i = 0; i < replays.size(); ++i) {
     const ReplayFigures& f = figures_of(replays[i]);
     const TimeNs wall = steps > 0 ? joined.Wall(paired[i], offsets[i], f.wall_ns) : f.wall_ns;
     j.wall_ns = std::max(j.wall_ns, wall);
     busy += static_cast<double>(steps > 0 ? joined.Busy(paired[i], offsets[i], f.compute_busy_ns) : f.compute_busy_ns);
     capacity += static_cast<double>(wall) * f.devices;
+    j.step_ns = std::max(j.step_ns, f.profiler_step_ns);
+    every_profiler_step &= f.profiler_step_ns > 0;
   }
+  if (!every_profiler_step) j.step_ns = 0;
+  if (steps > 1) j.step_ns = joined.total / static_cast<TimeNs>(steps - 1);
   j.utilization = capacity > 0 ? busy / capacity : 0;
   return j;
 }
@@ -120,6 +128,10 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
   s.replayed_wall_ns = replayed.wall_ns;
   s.measured_utilization = measured.utilization;
   s.replayed_utilization = replayed.utilization;
+  // The measured step by the same measure as the replayed one: joined ranks' as the ranks
+  // section measured it (the mean between collectives), else the profiler steps'.
+  s.measured_step_ns = pairing.steps > 0 ? a->ranks.step_ns : measured.step_ns;
+  s.replayed_step_ns = s.measured_step_ns > 0 ? replayed.step_ns : 0;
   s.joined_steps = pairing.steps > 0 ? pairing.steps - 1 : 0;  // between the first compared collective and the last
   for (const TraceReplay& r : replays) {
     s.tolerance = r.check.tolerance;
@@ -182,6 +194,7 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
           p.workers = n;
           p.wall_ns = f.wall_ns;
           p.utilization = f.utilization;
+          p.step_ns = s.measured_step_ns > 0 ? f.step_ns : 0;
           break;
         }
       }
@@ -190,6 +203,7 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
       if (p.workers == 0) {  // no more workers fit the host: cheaper batches, the bound
         p.wall_ns = bound.wall_ns;
         p.utilization = bound.utilization;
+        p.step_ns = s.measured_step_ns > 0 ? bound.step_ns : 0;
       }
       p.present = true;
       continue;
@@ -200,6 +214,7 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
     p.present = true;
     p.wall_ns = f.wall_ns;
     p.utilization = f.utilization;
+    p.step_ns = s.measured_step_ns > 0 ? f.step_ns : 0;
   }
   // Ranked by the run time they save; those without a prediction keep their order after them.
   std::stable_sort(a->recommendations.begin(), a->recommendations.end(),

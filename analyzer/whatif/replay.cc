@@ -26,9 +26,31 @@ uint64_t HandleKey(uint64_t handle, uint32_t device) {
 
 }  // namespace
 
-ReplayGraph::ReplayGraph(ReplayRecords records, std::vector<int32_t> step_work)
-    : records_(std::move(records)), step_work_(std::move(step_work)) {
+ReplayGraph::ReplayGraph(ReplayRecords records, std::vector<int32_t> step_work, ProfilerSteps profiler_steps)
+    : records_(std::move(records)), step_work_(std::move(step_work)), profiler_steps_(std::move(profiler_steps)) {
   Build();
+}
+
+ProfilerSteps TieProfilerSteps(const ReplayRecords& records, const std::vector<TimeNs>& starts) {
+  ProfilerSteps p;
+  if (starts.size() < 2) return p;
+  p.steps = static_cast<int32_t>(starts.size());
+  p.call_step.assign(records.calls.size(), -1);
+  TimeNs first_enter = 0;
+  for (size_t i = 0; i < records.calls.size(); ++i) {
+    const TimeNs enter = records.calls[i].enter_ns;
+    const auto next = std::upper_bound(starts.begin(), starts.end(), enter);
+    if (next == starts.begin()) continue;  // before the first step
+    const int32_t k = static_cast<int32_t>(next - starts.begin()) - 1;
+    p.call_step[i] = k;
+    if (k == 0 && (p.first_call < 0 || enter < first_enter)) {
+      p.first_call = static_cast<int32_t>(i);
+      first_enter = enter;
+    }
+  }
+  if (p.first_call < 0) return ProfilerSteps();
+  p.first_before = first_enter - starts[0];
+  return p;
 }
 
 void ReplayGraph::Build() {
@@ -458,6 +480,19 @@ ReplayFigures ReplayGraph::Figures(const std::vector<TimeNs>& enter, const std::
   f.steps.reserve(step_work_.size());
   for (const int32_t w : step_work_)
     f.steps.push_back({start[static_cast<size_t>(w)], end_times[static_cast<size_t>(w)]});
+  const ProfilerSteps& p = profiler_steps_;
+  if (p.steps >= 2 && p.first_call >= 0) {
+    // The end of the device work each complete step launched; the last of them ends the steps.
+    TimeNs done = kNever;
+    for (size_t w = 0; w < start.size(); ++w) {
+      const int32_t c = work_nodes_[w].call;
+      if (c < 0) continue;
+      const int32_t k = p.call_step[static_cast<size_t>(c)];
+      if (k >= 0 && k < p.steps - 1) done = std::max(done, end_times[w]);
+    }
+    const TimeNs begin = enter[static_cast<size_t>(p.first_call)] - p.first_before;
+    if (done > begin) f.profiler_step_ns = (done - begin) / (p.steps - 1);
+  }
   return f;
 }
 

@@ -69,6 +69,21 @@ struct ReplayFigures {
   uint32_t devices = 0;
   double utilization = 0;   // compute busy / (wall * devices): GPU-Util as the report has it
   std::vector<StepTimes> steps;  // the graph's step collectives (ReplayGraph's step_work), in order
+  // The mean complete profiler step (ProfilerStep#N, ReplayGraph's ProfilerSteps): from the first
+  // step's start to the end of the device work the last complete step launched, over the complete
+  // steps (the step that began last is incomplete, as accounting/profiler_steps.h has it); 0
+  // without two steps with calls.
+  TimeNs profiler_step_ns = 0;
+};
+
+// A trace's profiler steps tied to the graph: which step each call entered in, and where the
+// first step began, `first_before` ns before call `first_call` entered (so that it moves with
+// that call in a replay).
+struct ProfilerSteps {
+  std::vector<int32_t> call_step;  // per call: the step it entered in, -1 outside any
+  int32_t steps = 0;               // steps begun (the last is incomplete)
+  int32_t first_call = -1;
+  TimeNs first_before = 0;
 };
 
 // The model's parameters as fitted to the trace (for the report and tests).
@@ -124,7 +139,9 @@ class ReplayGraph {
  public:
   // `step_work`: the work (indices into records.work) that delimits the trace's steps, the
   // collectives of a rank (step_join.h), in time order; every figure gives their times.
-  explicit ReplayGraph(ReplayRecords records, std::vector<int32_t> step_work = {});
+  // `profiler_steps`: the trace's profiler steps (TieProfilerSteps below).
+  explicit ReplayGraph(ReplayRecords records, std::vector<int32_t> step_work = {},
+                       ProfilerSteps profiler_steps = {});
 
   ReplayFigures Measured() const;
   // The graph re-timed: as it is (the check), or with a fix's changes.
@@ -183,12 +200,18 @@ class ReplayGraph {
 
   ReplayRecords records_;
   std::vector<int32_t> step_work_;
+  ProfilerSteps profiler_steps_;
   std::vector<CallNode> call_nodes_;
   std::vector<WorkNode> work_nodes_;
   std::vector<int32_t> awaited_;  // work indices
   std::vector<int32_t> deps_;     // work indices
   ReplayParameters parameters_;
 };
+
+// The profiler steps that began at `starts` (ascending), tied to the calls: a call entered in
+// step k when it entered at or after starts[k] and before starts[k + 1] (the last step runs to
+// the end). The first step's start is tied to the first call that entered in it.
+ProfilerSteps TieProfilerSteps(const ReplayRecords& records, const std::vector<TimeNs>& starts);
 
 // The unmodified graph replayed against the trace: whether the model holds for it.
 struct ReplayCheck {

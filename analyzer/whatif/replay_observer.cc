@@ -78,7 +78,11 @@ void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const
   for (const ProcessActivity& p : importer.info().processes.processes())
     if (p.last.role == ProcessRole::kDataWorker) ++workers;
   std::vector<int32_t> steps = StepWork(sink_.records, importer.tables());
-  const ReplayGraph graph(std::move(sink_.records), std::move(steps));
+  std::vector<TimeNs> step_starts;
+  for (const ProfilerStep& p : importer.info().profiler_steps) step_starts.push_back(p.start_ns);
+  std::sort(step_starts.begin(), step_starts.end());
+  ProfilerSteps profiler_steps = TieProfilerSteps(sink_.records, step_starts);
+  const ReplayGraph graph(std::move(sink_.records), std::move(steps), std::move(profiler_steps));
   sink_.records = ReplayRecords();
   sink_.calls.clear();
   replays_.push_back(TraceReplay{index, graph.parameters(), CheckReplay(graph),

@@ -65,6 +65,29 @@ Program SyncedSteps() {
   return p;
 }
 
+TEST(ReplayTest, ProfilerStepsEndWhenTheWorkTheirCallsLaunchedEnds) {
+  // SyncedSteps in profiler steps: step 0 from -5 us (the first three launches and their sync),
+  // step 1 from 7 ms (the last launch, 4 ms of host work after the sync, and its sync), step 2
+  // from 8.1 ms (begun last: incomplete, no calls).
+  const Program p = SyncedSteps();
+  const ProfilerSteps steps = TieProfilerSteps(p.records, {-5 * kUs, 7 * kMs, 8100 * kUs});
+  ASSERT_EQ(steps.steps, 3);
+  EXPECT_EQ(steps.first_call, 0);
+  EXPECT_EQ(steps.first_before, 5 * kUs);
+  EXPECT_EQ(steps.call_step, (std::vector<int32_t>{0, 0, 0, 0, 1, 1}));
+  const ReplayGraph graph(p.records, {}, steps);
+  // Two complete steps, from -5 us to the end of the last launch's kernel (7024 + 15 + 1000 us).
+  EXPECT_EQ(graph.Measured().profiler_step_ns, (8039 * kUs + 5 * kUs) / 2);
+  EXPECT_EQ(graph.Replay().profiler_step_ns, (8039 * kUs + 5 * kUs) / 2);
+  // Without the 4 ms of host work the last launch enters as the sync returns (3024 us).
+  ReplayChanges no_host_work;
+  no_host_work.SetHostGap(4, 0);
+  EXPECT_EQ(graph.Replay(no_host_work).profiler_step_ns, (4039 * kUs + 5 * kUs) / 2);
+  // Fewer than two steps: none.
+  EXPECT_EQ(TieProfilerSteps(p.records, {0}).steps, 0);
+  EXPECT_EQ(ReplayGraph(p.records).Measured().profiler_step_ns, 0);
+}
+
 TEST(ReplayTest, TheUnmodifiedGraphReplaysAConsistentTraceExactly) {
   const ReplayGraph graph(SyncedSteps().records);
   const ReplayGraph::Times t = graph.ReplayTimes();

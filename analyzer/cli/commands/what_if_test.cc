@@ -43,6 +43,7 @@ TEST_F(WhatIfTest, TheJsonReportHasTheReplayCheckAndTheInputPipelinesPrediction)
   ASSERT_TRUE(j->Has("replay"));
   const Json& replay = (*j)["replay"];
   EXPECT_TRUE(replay["ok"].as_bool()) << r.out;
+  EXPECT_EQ(replay["measured_step_ns"].as_int(), 0);  // no profiler steps, one trace
   EXPECT_DOUBLE_EQ(replay["tolerance"].as_double(), 0.03);
   EXPECT_LE(std::abs(replay["wall_error"].as_double()), 0.03);
   EXPECT_GT(replay["measured_wall_ns"].as_int(), 0);
@@ -127,6 +128,38 @@ TEST_F(WhatIfTest, DiffSetsTheBeforeSidesPredictionsAgainstTheAfterSide) {
   const Ran plain = RunCommand(&RunDiff, {"diff", starved_, dir_ + "/healthy.gstrace"});
   ASSERT_EQ(plain.exit, 0) << plain.err;
   EXPECT_EQ(plain.out.find("What-if"), std::string::npos);
+}
+
+TEST(WhatIfStepsTest, APyTorchTraceWithProfilerStepsGetsItsStepPredicted) {
+  // A real trace with ProfilerStep#N ranges: the mean complete step, measured and with each fix,
+  // beside the run (the synthetic traces above have no steps: no step figures).
+  const std::string trace = std::string(GS_KINETO_TESTDATA) + "/v100_resnet50_workers4.pt.trace.json.gz";
+  const Ran r = Report({"report", "--what-if", "--json", trace});
+  ASSERT_EQ(r.exit, 0) << r.err;
+  absl::StatusOr<Json> j = Json::Parse(r.out);
+  ASSERT_TRUE(j.ok()) << j.status();
+  const Json& replay = (*j)["replay"];
+  ASSERT_TRUE(replay["ok"].as_bool()) << r.out;
+  const int64_t step = replay["measured_step_ns"].as_int();
+  EXPECT_GT(step, 0);
+  EXPECT_LT(step, replay["measured_wall_ns"].as_int());
+  // The replay reproduces the step as it does the run (within the tolerance).
+  EXPECT_NEAR(static_cast<double>(replay["replayed_step_ns"].as_int()), static_cast<double>(step), 0.03 * step);
+  size_t with_step = 0;
+  for (const Json& rec : (*j)["recommendations"].items()) {
+    if (!rec.Has("prediction")) continue;
+    const Json& p = rec["prediction"];
+    ASSERT_TRUE(p.Has("step_ns")) << rec.Dump(2);
+    EXPECT_EQ(p["step_ns_before"].as_int(), step);
+    EXPECT_GT(p["step_ns"].as_int(), 0);
+    // A fix that shortens the run shortens no step more than the run.
+    EXPECT_LE(step - p["step_ns"].as_int(), p["wall_ns_before"].as_int() - p["wall_ns"].as_int() + step / 100)
+        << rec.Dump(2);
+    ++with_step;
+  }
+  EXPECT_GE(with_step, 1u) << r.out;
+  const Ran text = Report({"report", "--what-if", "--width", "100", trace});
+  EXPECT_NE(text.out.find(", step "), std::string::npos) << text.out;
 }
 
 TEST(WhatIfArgsTest, WhatIfIsAReportAndDiffFlag) {
