@@ -104,6 +104,11 @@ TraceDiff DiffAnalyses(const Analysis& before, const Analysis& after, size_t top
       p.before_utilization = before.replay.measured_utilization;
       p.predicted_utilization = r.prediction.utilization;
       p.after_utilization = after.replay.measured_utilization;
+      if (r.prediction.step_ns > 0 && after.replay.measured_step_ns > 0) {  // both sides have steps
+        p.before_step_ns = before.replay.measured_step_ns;
+        p.predicted_step_ns = r.prediction.step_ns;
+        p.after_step_ns = after.replay.measured_step_ns;
+      }
       for (const Recommendation& a : after.recommendations) p.still_recommended |= a.kind == r.kind;
       d.predictions.push_back(std::move(p));
     }

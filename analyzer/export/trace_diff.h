@@ -37,9 +37,9 @@ struct PredictionCheck {
   uint32_t workers = 0;                // input workers predicted (input_pipeline, input_workers)
   TimeNs before_wall_ns = 0, predicted_wall_ns = 0, after_wall_ns = 0;
   double before_utilization = 0, predicted_utilization = 0, after_utilization = 0;
-  // "straggler" (the ranks joined at their collectives): the job's mean step, by the ranks
-  // section's measure on both sides (RanksSection::step_ns), and its run is the longest rank's;
-  // 0 for the other kinds.
+  // The job's mean step where both sides have steps (ReplaySummary::measured_step_ns; for
+  // "straggler", the ranks joined at their collectives, the ranks section's measure on both
+  // sides, RanksSection::step_ns, and its run is the longest rank's); else 0.
   TimeNs before_step_ns = 0, predicted_step_ns = 0, after_step_ns = 0;
   bool still_recommended = false;      // the AFTER side recommends it too (not the change made);
                                        // straggler: the after side names one

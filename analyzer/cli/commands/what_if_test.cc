@@ -162,6 +162,28 @@ TEST(WhatIfStepsTest, APyTorchTraceWithProfilerStepsGetsItsStepPredicted) {
   EXPECT_NE(text.out.find(", step "), std::string::npos) << text.out;
 }
 
+TEST(WhatIfStepsTest, DiffOfARealBeforeAfterPairSetsThePredictedStepAgainstTheMeasuredOne) {
+  // The V100 ResNet-50 run with no input workers, then with four: the input prediction of the
+  // first against the second's measured step, both from their profiler steps.
+  const std::string before = std::string(GS_KINETO_TESTDATA) + "/v100_resnet50_workers0.pt.trace.json.gz";
+  const std::string after = std::string(GS_KINETO_TESTDATA) + "/v100_resnet50_workers4.pt.trace.json.gz";
+  const Ran r = RunCommand(&RunDiff, {"diff", "--what-if", "--json", before, after});
+  ASSERT_EQ(r.exit, 0) << r.err;
+  absl::StatusOr<Json> j = Json::Parse(r.out);
+  ASSERT_TRUE(j.ok()) << j.status();
+  bool input = false;
+  for (const Json& p : (*j)["what_if"]["predictions"].items()) {
+    ASSERT_TRUE(p.Has("step_ns_after")) << p.Dump(2);
+    EXPECT_GT(p["step_ns_before"].as_int(), 0);
+    EXPECT_GT(p["step_ns_after"].as_int(), 0);
+    const double error = static_cast<double>(p["step_ns_predicted"].as_int() - p["step_ns_after"].as_int()) /
+                         static_cast<double>(p["step_ns_after"].as_int());
+    EXPECT_NEAR(p["step_error"].as_double(), error, 1e-5);
+    input |= p["kind"].as_string() == "input_pipeline" || p["kind"].as_string() == "input_workers";
+  }
+  EXPECT_TRUE(input) << r.out;
+}
+
 TEST(WhatIfArgsTest, WhatIfIsAReportAndDiffFlag) {
   absl::StatusOr<CliArgs> a = ParseArgs({"report", "--what-if", "t.gstrace"});
   ASSERT_TRUE(a.ok()) << a.status();
