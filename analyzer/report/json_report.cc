@@ -178,8 +178,7 @@ Json LossesJson(const LossCounters& l) {
       .Set("folded_host_calls", l.folded_host_calls);
 }
 
-// The multi-rank section (JSON.md "ranks"): per-rank rows, clock alignment, straggler.
-// null unless asked for (--what-if); JSON.md, "ranks".
+// The straggler's prediction: null unless asked for (--what-if); JSON.md, "ranks".
 Json StragglerPredictionJson(const StragglerPrediction& p) {
   if (!p.ran) return Json();
   return Json::Object()
@@ -197,6 +196,7 @@ Json StragglerPredictionJson(const StragglerPrediction& p) {
       .Set("predicted_utilization", p.predicted_utilization);
 }
 
+// The multi-rank section (JSON.md "ranks"): per-rank rows, clock alignment, straggler.
 Json RanksJson(const RanksSection& r) {
   auto causes = [](const CauseNs& by_cause) {
     Json j = Json::Object();

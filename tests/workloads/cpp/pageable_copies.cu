@@ -22,7 +22,6 @@
 // cudaMemcpyAsync calls in copy_batch().
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <vector>
 
 #include "mlp.cuh"
@@ -61,19 +60,8 @@ int main(int argc, char** argv) {
   gsw::Mlp model(static_cast<int>(layers), width);
   // The samples: pageable (std::vector, as a naive collate leaves them) or, with --pinned, each in
   // pinned memory from cudaMallocHost.
-  std::vector<std::vector<float>> pageable;
-  std::vector<float*> batch;
-  for (long s = 0; s < samples; ++s) {
-    float* sample = nullptr;
-    if (pinned) {
-      GSW_CHECK(cudaMallocHost(&sample, sample_floats * sizeof(float)));
-      std::fill(sample, sample + sample_floats, 0.25f);
-    } else {
-      pageable.emplace_back(sample_floats, 0.25f);
-      sample = pageable.back().data();
-    }
-    batch.push_back(sample);
-  }
+  gsw::HostSamples host(samples, sample_floats, 0.25f, pinned != 0);
+  std::vector<float*>& batch = host.samples();
   cudaStream_t stream;
   GSW_CHECK(cudaStreamCreate(&stream));
   GSW_CHECK(cudaDeviceSynchronize());
@@ -91,8 +79,6 @@ int main(int argc, char** argv) {
   const uint64_t end = gsw::NowNs();
 
   GSW_CHECK(cudaStreamDestroy(stream));
-  if (pinned)
-    for (float* sample : batch) GSW_CHECK(cudaFreeHost(sample));
   gsw::Summary("pageable_copies")
       .Add("steps", steps)
       .Add("wall_ms", gsw::MsBetween(start, end))

@@ -18,7 +18,6 @@
 
 #include <time.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <vector>
@@ -86,19 +85,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "workload_sync_heavy: --pageable-samples x --sample-kib exceeds --width-kib\n");
     return 2;
   }
-  std::vector<std::vector<float>> pageable;
-  std::vector<float*> samples;
-  for (long i = 0; i < pageable_samples; ++i) {
-    float* sample = nullptr;
-    if (pinned) {
-      GSW_CHECK(cudaMallocHost(&sample, sample_floats * sizeof(float)));
-      std::fill(sample, sample + sample_floats, 0.5f);
-    } else {
-      pageable.emplace_back(sample_floats, 0.5f);
-      sample = pageable.back().data();
-    }
-    samples.push_back(sample);
-  }
+  gsw::HostSamples host(pageable_samples, sample_floats, 0.5f, pinned != 0);
+  const std::vector<float*>& samples = host.samples();
   std::vector<float> history;
   history.reserve(static_cast<size_t>(steps) + 1);
   GSW_CHECK(cudaDeviceSynchronize());  // set-up done: the loop starts from an idle device
@@ -140,8 +128,6 @@ int main(int argc, char** argv) {
     for (cudaEvent_t e : copied) GSW_CHECK(cudaEventDestroy(e));
     GSW_CHECK(cudaFreeHost(pinned_loss));
   }
-  if (pinned)
-    for (float* sample : samples) GSW_CHECK(cudaFreeHost(sample));
 
   gsw::Summary("sync_heavy")
       .Add("steps", steps)

@@ -239,6 +239,39 @@ class PinnedStaging {
   cudaEvent_t copied_[2] = {};
 };
 
+// A batch's samples in host memory, one allocation each: pageable (a std::vector per sample, as
+// a naive collate leaves them: a cudaMemcpyAsync from one blocks the host until its transfer is
+// done) or, `pinned`, from cudaMallocHost (the fix: such copies queue without blocking).
+class HostSamples {
+ public:
+  HostSamples(long count, size_t floats, float value, bool pinned) : pinned_(pinned) {
+    for (long s = 0; s < count; ++s) {
+      float* sample = nullptr;
+      if (pinned) {
+        GSW_CHECK(cudaMallocHost(reinterpret_cast<void**>(&sample), floats * sizeof(float)));
+        for (size_t i = 0; i < floats; ++i) sample[i] = value;
+      } else {
+        pageable_.emplace_back(floats, value);
+        sample = pageable_.back().data();
+      }
+      samples_.push_back(sample);
+    }
+  }
+  ~HostSamples() {
+    if (pinned_)
+      for (float* sample : samples_) GSW_CHECK(cudaFreeHost(sample));
+  }
+  HostSamples(const HostSamples&) = delete;
+  HostSamples& operator=(const HostSamples&) = delete;
+
+  std::vector<float*>& samples() { return samples_; }
+
+ private:
+  bool pinned_;
+  std::vector<std::vector<float>> pageable_;
+  std::vector<float*> samples_;
+};
+
 }  // namespace gsw
 
 #endif  // GPUSTALL_TESTS_WORKLOADS_CPP_WORKLOAD_H_
