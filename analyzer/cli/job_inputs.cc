@@ -140,7 +140,8 @@ absl::StatusOr<std::vector<RankSummary>> AllSummaries(JobInputs inputs, const An
 }
 }  // namespace
 
-absl::StatusOr<Analysis> AnalysisFromJobSummaries(JobInputs inputs, const AnalysisOptions& options) {
+absl::StatusOr<Analysis> AnalysisFromJobSummaries(JobInputs inputs, const AnalysisOptions& options,
+                                                  std::vector<RankSummary>* ranks_out) {
   absl::StatusOr<std::vector<RankSummary>> ranks = AllSummaries(std::move(inputs), options);
   if (!ranks.ok()) return ranks.status();
   Analysis a;
@@ -154,6 +155,7 @@ absl::StatusOr<Analysis> AnalysisFromJobSummaries(JobInputs inputs, const Analys
   }
   a.ranks = AnalyzeRanks(*ranks);
   a.ranks.present = true;
+  if (ranks_out != nullptr) *ranks_out = std::move(*ranks);
   a.notes.push_back(
       "given summaries (gsanalyze summarize): the per-rank table and straggler only; the other "
       "sections need the traces");

@@ -43,9 +43,11 @@ absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths
 // The report of a job given (partly) as summaries: the ranks section, one TraceInfo per rank, and
 // a note that per-trace sections need the traces themselves. The traces among the inputs are
 // summarised on one pass (AnalyzeTraces with a RankSummaryObserver), which takes their files.
-// Errors: the first unreadable input, one line naming it.
+// Errors: the first unreadable input, one line naming it. `ranks` (optional) receives the
+// summaries the ranks section was made of (the straggler's what-if joins them).
 absl::StatusOr<Analysis> AnalysisFromJobSummaries(JobInputs inputs,
-                                                  const AnalysisOptions& options = AnalysisOptions());
+                                                  const AnalysisOptions& options = AnalysisOptions(),
+                                                  std::vector<RankSummary>* ranks = nullptr);
 
 }  // namespace gs::analyzer
 

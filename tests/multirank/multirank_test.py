@@ -19,7 +19,8 @@ all-reduce (simgpuCollective) every step. Cases:
              the verdict on balanced data.) `diff --what-if` of the straggler case's job against
              this one sets the straggler's predicted step against this job's measured one.
   summaries  `gsanalyze summarize` per trace, then `gsanalyze report` of the summaries: the same
-             "ranks" section as the report of the traces (and the folder of summaries works).
+             "ranks" section as the report of the traces (and the folder of summaries works),
+             and with --what-if the same straggler prediction.
   tables     `gsanalyze export --tables` of the job, loaded into DuckDB (the test venv's python,
              --venv-python; exit 77 when it is missing): per-cause idle totals equal the report's,
              and the straggler's top stack joins to its frames.
@@ -252,6 +253,17 @@ def case_summaries(args):
     check(from_folder["ranks"] == from_summaries["ranks"], "a folder of summaries differs")
     check((from_summaries["ranks"]["straggler"] or {}).get("rank") == SLOW_RANK,
           "straggler from summaries: %r" % from_summaries["ranks"]["straggler"])
+    # --what-if: the straggler's prediction joins the ranks' steps, which the summaries carry, so
+    # it is the same from summaries as from the traces (the other predictions need the traces).
+    what_if_traces = report_json(args, "--what-if", *traces)
+    what_if_summaries = report_json(args, "--what-if", *summaries)
+    if what_if_traces and what_if_summaries:
+        p = what_if_summaries["ranks"]["straggler"]["prediction"]
+        check(p is not None and p["ok"] and p == what_if_traces["ranks"]["straggler"]["prediction"],
+              "straggler prediction from summaries %r, from traces %r" % (
+                  p, what_if_traces["ranks"]["straggler"]["prediction"]))
+        check(any("the straggler's prediction only" in n for n in what_if_summaries["notes"]),
+              "notes %r" % what_if_summaries["notes"])
     print("summaries: %d files, %d bytes in all; same ranks section as the traces" % (
         len(summaries), sum(os.path.getsize(s) for s in summaries)))
 

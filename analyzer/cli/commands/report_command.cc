@@ -18,6 +18,7 @@
 #include "analyzer/units/units.h"
 #include "analyzer/whatif/predictions.h"
 #include "analyzer/whatif/replay_observer.h"
+#include "analyzer/whatif/step_join.h"
 
 namespace gs::analyzer::cli {
 
@@ -58,12 +59,16 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   analysis_options.jobs =
       args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // The pass reads each trace over the descriptor the intake opened (one open per file).
-  absl::StatusOr<Analysis> analysis = summaries ? AnalysisFromJobSummaries(*std::move(inputs))
+  std::vector<RankSummary> summarized;  // given summaries: the ranks section's
+  absl::StatusOr<Analysis> analysis = summaries ? AnalysisFromJobSummaries(*std::move(inputs), AnalysisOptions(), &summarized)
                                                 : AnalyzeTraces(std::move(inputs->traces), analysis_options, hooks);
   if (analysis.ok() && !summaries) AttachRanks(rank_summaries.summaries(), args.what_if, &*analysis);
   if (analysis.ok() && args.what_if) {
     if (summaries) {
-      analysis->notes.push_back("--what-if needs the traces themselves: a summary has no graph to replay");
+      whatif::PredictStraggler(summarized, &analysis->ranks);  // the ranks joined: summaries suffice
+      analysis->notes.push_back(
+          "--what-if from summaries: the straggler's prediction only; the other predictions need the traces "
+          "themselves (a summary has no graph to replay)");
     } else {
       whatif::AttachPredictions(replay.replays(), &*analysis);
     }
