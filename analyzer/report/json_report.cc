@@ -521,7 +521,8 @@ class JsonFormat final : public ReportFormat {
         if (r.prediction.bound_wall_ns > 0)
           p.Set("workers", r.prediction.workers)
               .Set("bound_wall_ns", r.prediction.bound_wall_ns)
-              .Set("bound_utilization", r.prediction.bound_utilization);
+              .Set("bound_utilization", r.prediction.bound_utilization)
+              .Set("producers_unseen", r.prediction.producers_unseen);
         rec.Set("prediction", std::move(p));
       }
       recs.Push(std::move(rec));

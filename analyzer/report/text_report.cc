@@ -30,6 +30,9 @@ std::string PredictionLine(const ReplaySummary& replay, const Prediction& p) {
     absl::StrAppend(&line, " with ", p.workers, p.workers == 1 ? " input worker" : " input workers",
                     " (input preparation free: ", FormatDuration(p.bound_wall_ns), ", ",
                     FormatPercent(p.bound_utilization), ")");
+  } else if (p.bound_wall_ns > 0 && p.producers_unseen) {
+    absl::StrAppend(&line, " with input preparation free (the batches come from a queue whose producers the "
+                           "trace does not show: how many more it takes is not predicted)");
   } else if (p.bound_wall_ns > 0) {
     absl::StrAppend(&line, " with input preparation free (no more workers fit the host's cores: "
                            "cheaper batches are the way)");

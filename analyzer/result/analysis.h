@@ -196,6 +196,8 @@ struct Prediction {
   uint32_t workers = 0;           // input_pipeline, input_workers: the N input workers predicted;
                                   // 0: no more fit the host, the prediction is the bound below
   TimeNs bound_wall_ns = 0;       // input_pipeline, input_workers: input preparation free (the bound)
+  bool producers_unseen = false;  // ... and workers 0 because the batches come from producers the
+                                  // trace does not show (whatif/what_ifs.h WhatIf::producers_unseen)
   double bound_utilization = 0;
 };
 

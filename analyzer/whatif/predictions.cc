@@ -200,6 +200,8 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
       }
       p.bound_wall_ns = bound.wall_ns;
       p.bound_utilization = bound.utilization;
+      for (const TraceReplay& r : replays)
+        for (const WhatIf& w : r.what_ifs) p.producers_unseen |= w.kind == "input_pipeline" && w.producers_unseen;
       if (p.workers == 0) {  // no more workers fit the host: cheaper batches, the bound
         p.wall_ns = bound.wall_ns;
         p.utilization = bound.utilization;

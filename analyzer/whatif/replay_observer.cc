@@ -55,6 +55,7 @@ void ReplayObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& verd
   if (verdict.has_resume) gap.resume = sink_.IndexOf(verdict.resume);
   if (verdict.has_preceding) gap.preceding = sink_.IndexOf(verdict.preceding);
   gap.after_sync = verdict.after_sync;
+  gap.lock_wait_ns = verdict.host_states[static_cast<size_t>(HostState::kLockWait)];
   gaps_.push_back(gap);
 }
 

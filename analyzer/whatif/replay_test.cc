@@ -287,6 +287,19 @@ TEST(WhatIfTest, InputWorkersWaitForBatchesThatTakeTheMeasuredTimeEach) {
   EXPECT_GT(one, free_wall);
   EXPECT_LT(one, measured);
   EXPECT_EQ(four, free_wall + 8 * kMs);
+
+  // The same gaps spent waiting on a queue (loader threads the trace does not show): the bound
+  // stays, and no number of workers is predicted.
+  for (ClassifiedGap& g : gaps) g.lock_wait_ns = 7 * kMs;
+  const std::vector<WhatIf> queued = PredictFixes(graph, gaps, tables);
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued[0].kind, "input_pipeline");
+  EXPECT_TRUE(queued[0].producers_unseen);
+  EXPECT_EQ(queued[0].figures.wall_ns, free_wall);
+  // With worker processes the waits are on them: their count and pace are known.
+  bool workers = false;
+  for (const WhatIf& w : PredictFixes(graph, gaps, tables, {}, 2)) workers |= w.kind == "input_workers";
+  EXPECT_TRUE(workers);
 }
 
 TEST(ReplayObserverTest, EveryRealPyTorchTraceOfOneProcessReplaysWithinThreePercent) {

@@ -34,15 +34,16 @@ class Predictor {
   }
 
  private:
-  void Add(std::vector<WhatIf>* out, const char* kind, uint64_t changed, const ReplayChanges& changes,
-           uint32_t workers = 0) {
-    if (changed == 0) return;
+  WhatIf* Add(std::vector<WhatIf>* out, const char* kind, uint64_t changed, const ReplayChanges& changes,
+              uint32_t workers = 0) {
+    if (changed == 0) return nullptr;
     WhatIf w;
     w.kind = kind;
     w.workers = workers;
     w.changed = changed;
     w.figures = g_.Replay(changes);
     out->push_back(std::move(w));
+    return &out->back();
   }
 
   const FrameInfo& SiteOf(uint32_t stack) {
@@ -183,10 +184,13 @@ class Predictor {
   void Input(std::vector<WhatIf>* out) {
     // The calls that ended host-bound gaps, and the host work before each that the gap waited on.
     absl::flat_hash_map<int32_t, TimeNs> host_work;
+    TimeNs all_host_work = 0, lock_waits = 0;
     for (const ClassifiedGap& gap : gaps_) {
       if (gap.resume < 0 || gap.by_cause[kHostWork] <= 0 || g_.Nested(static_cast<size_t>(gap.resume))) continue;
       TimeNs& ns = host_work[gap.resume];
       ns = std::max(ns, gap.by_cause[kHostWork]);
+      all_host_work += gap.by_cause[kHostWork];
+      lock_waits += gap.lock_wait_ns;
     }
     if (host_work.empty()) return;
     std::vector<std::pair<TimeNs, int32_t>> resumes;  // (measured entry, call)
@@ -201,7 +205,13 @@ class Predictor {
       const size_t i = static_cast<size_t>(call);
       free_input.SetHostGap(i, std::max<TimeNs>(0, g_.HostGap(i) - host_work[call]));
     }
-    Add(out, "input_pipeline", resumes.size(), free_input);
+    WhatIf* bound = Add(out, "input_pipeline", resumes.size(), free_input);
+    // No worker processes, yet the thread mostly waited on a lock or queue for its input: the
+    // producers are threads the trace does not show, and their pace is unknown.
+    if (input_workers_ == 0 && 2 * lock_waits > all_host_work) {
+      if (bound != nullptr) bound->producers_unseen = true;
+      return;
+    }
     // N workers, each batch one preparation, started when the first host-bound wait began (the
     // first batch's preparation, or the wait for it): the k-th host-bound resume takes batch k,
     // ready k / N + 1 preparations after that start.

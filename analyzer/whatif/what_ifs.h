@@ -26,7 +26,9 @@
 //                    ready, N at a time, from when the first such gap's host work began (the first
 //                    batch's preparation, or the wait for it). A batch takes what it took: with no
 //                    workers in the trace
-//                    (the training thread prepared its batches) the median host work of those gaps;
+//                    (the training thread prepared its batches) the median host work of those gaps,
+//                    unless that host work was mostly a wait on a lock or queue (loader threads
+//                    the trace does not show: WhatIf::producers_unseen, no N predicted);
 //                    with W worker processes (the trace's data_worker processes) W times the median
 //                    interval between those calls (each worker made one batch per W intervals).
 //                    N = 1, 2, 4, 8, 16 above W; the report keeps the N the host allows
@@ -55,6 +57,7 @@ struct ClassifiedGap {
   int32_t resume = -1;     // the call whose work ended the gap
   int32_t preceding = -1;  // the submitting thread's last call before it
   bool after_sync = false; // `preceding` is a synchronisation the host work followed
+  TimeNs lock_wait_ns = 0;  // of its host work, the thread's waits on a lock or queue (HostState)
 };
 
 // The numbers of input workers predicted (input_workers), in the order the report tries them.
@@ -63,6 +66,10 @@ inline constexpr uint32_t kWorkerCounts[] = {1, 2, 4, 8, 16};
 struct WhatIf {
   std::string kind;        // the recommendation kind it predicts for
   uint32_t workers = 0;    // input_workers: N
+  // input_pipeline: no worker processes, and the host work the input waited on was mostly a wait
+  // on a lock or queue: the batches come from producers the trace does not show (loader threads
+  // it did not sample), so no number of workers is predicted, only the bound.
+  bool producers_unseen = false;
   uint64_t changed = 0;    // calls (or gaps) the change touched
   ReplayFigures figures;   // the trace replayed with the change
 };

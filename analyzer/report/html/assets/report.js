@@ -593,10 +593,14 @@
       line.appendChild(el("span", "what-if-value", fmtNs(row[1]) + " · GPU-Util " + pct(row[2])));
       box.appendChild(line);
     });
-    var text = "What-if (replayed): run " + fmtNs(p.wall_ns_before) + " → " + fmtNs(p.wall_ns) + ", GPU-Util " +
+    var text = "What-if (replayed): run " + fmtNs(p.wall_ns_before) + " → " + fmtNs(p.wall_ns) +
+      (p.step_ns ? ", step " + fmtNs(p.step_ns_before) + " → " + fmtNs(p.step_ns) : "") + ", GPU-Util " +
       pct(p.utilization_before) + " → " + pct(p.utilization);
     if (p.workers > 0) text += " with " + p.workers + (p.workers === 1 ? " input worker" : " input workers") +
       " (input preparation free: " + fmtNs(p.bound_wall_ns) + ", " + pct(p.bound_utilization) + ")";
+    else if (p.bound_wall_ns > 0 && p.producers_unseen)
+      text += " with input preparation free (the batches come from a queue whose producers the trace does not " +
+        "show: how many more it takes is not predicted)";
     else if (p.bound_wall_ns > 0) text += " with input preparation free (no more workers fit the host's cores)";
     box.appendChild(el("div", "numbers what-if-text", text));
     return box;
