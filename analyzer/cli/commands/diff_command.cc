@@ -5,7 +5,6 @@
 #include "analyzer/export/collapsed_stacks.h"
 #include "analyzer/export/trace_diff.h"
 #include "analyzer/summary/summarize_trace.h"
-#include "analyzer/whatif/predictions.h"
 #include "analyzer/whatif/replay_observer.h"
 
 namespace gs::analyzer::cli {
@@ -19,10 +18,7 @@ absl::StatusOr<Analysis> AnalyzeSide(const std::vector<std::string>& traces, boo
   AnalyzeHooks hooks;
   if (what_if) hooks.observers = {&replay, &ranks};
   absl::StatusOr<Analysis> a = AnalyzeTraces(traces, AllStacksOptions(), hooks);
-  if (a.ok() && what_if) {
-    AttachRanks(ranks.summaries(), true, &*a);  // first: the predictions join ranks as it pairs them
-    whatif::AttachPredictions(replay.replays(), &*a);
-  }
+  if (a.ok() && what_if) AttachWhatIf(ranks.summaries(), replay.replays(), &*a);
   return a;
 }
 }  // namespace

@@ -12,7 +12,6 @@
 #include "analyzer/report/html/html_report.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/units/units.h"
-#include "analyzer/whatif/predictions.h"
 #include "analyzer/whatif/replay_observer.h"
 
 namespace gs::analyzer::cli {
@@ -44,10 +43,7 @@ absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& 
   absl::StatusOr<Analysis> analyzed = AnalyzeTraces(paths, options.analysis, hooks);
   if (!analyzed.ok()) return analyzed.status();
   Analysis analysis = std::move(*analyzed);
-  if (what_if) {
-    AttachRanks(ranks.summaries(), true, &analysis);
-    whatif::AttachPredictions(replay.replays(), &analysis);
-  }
+  if (what_if) AttachWhatIf(ranks.summaries(), replay.replays(), &analysis);
   *warnings = analysis.warnings;
 
   std::string title = "gpustall report";

@@ -16,7 +16,6 @@
 #include "analyzer/report/report.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/units/units.h"
-#include "analyzer/whatif/predictions.h"
 #include "analyzer/whatif/replay_observer.h"
 #include "analyzer/whatif/step_join.h"
 
@@ -62,16 +61,18 @@ int RunReport(const CliArgs& args, std::ostream& out, std::ostream& err) {
   std::vector<RankSummary> summarized;  // given summaries: the ranks section's
   absl::StatusOr<Analysis> analysis = summaries ? AnalysisFromJobSummaries(*std::move(inputs), AnalysisOptions(), &summarized)
                                                 : AnalyzeTraces(std::move(inputs->traces), analysis_options, hooks);
-  if (analysis.ok() && !summaries) AttachRanks(rank_summaries.summaries(), args.what_if, &*analysis);
-  if (analysis.ok() && args.what_if) {
-    if (summaries) {
-      whatif::PredictStraggler(summarized, &analysis->ranks);  // the ranks joined: summaries suffice
-      analysis->notes.push_back(
-          "--what-if from summaries: the straggler's prediction only; the other predictions need the traces "
-          "themselves (a summary has no graph to replay)");
+  if (analysis.ok() && !summaries) {
+    if (args.what_if) {
+      AttachWhatIf(rank_summaries.summaries(), replay.replays(), &*analysis);
     } else {
-      whatif::AttachPredictions(replay.replays(), &*analysis);
+      AttachRanks(rank_summaries.summaries(), false, &*analysis);
     }
+  }
+  if (analysis.ok() && args.what_if && summaries) {
+    whatif::PredictStraggler(summarized, &analysis->ranks);  // the ranks joined: summaries suffice
+    analysis->notes.push_back(
+        "--what-if from summaries: the straggler's prediction only; the other predictions need the traces "
+        "themselves (a summary has no graph to replay)");
   }
   progress.Finish();
   if (!analysis.ok()) {
