@@ -23,6 +23,15 @@ bool IsCollectiveKernelName(const std::string& name) {
   return absl::StartsWith(name, "ncclDevKernel") || absl::StartsWith(name, "ncclKernel");
 }
 
+bool IsCollectiveActivity(const GpuActivity& a, const TraceTables& tables,
+                          absl::flat_hash_map<uint32_t, bool>* names) {
+  if (a.kind == ActivityKind::kCollective) return true;
+  if (a.kind != ActivityKind::kKernel) return false;
+  auto [it, inserted] = names->try_emplace(a.name, false);
+  if (inserted) it->second = IsCollectiveKernelName(tables.StringValue(a.name));
+  return it->second;
+}
+
 uint32_t StepDevice(const std::vector<uint32_t>& devices) {
   std::map<uint32_t, size_t> per_device;
   for (uint32_t d : devices) ++per_device[d];
@@ -259,7 +268,7 @@ RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
   }
   const size_t steps = hi > lo ? static_cast<size_t>(hi - lo) : 0;
   for (size_t i : with_steps) out.rows[i].first_step = static_cast<uint64_t>(lo + shift[i]);
-  auto step_of = [&](size_t i, size_t k) -> const RankStep& { return ranks[i]->steps[out.rows[i].first_step + k]; };
+  auto step_of = [&](size_t i, size_t k) -> const RankStep& { return ComparedStep(*ranks[i], out.rows[i], k); };
   out.steps_compared = steps;
   if (shifted) {
     std::vector<std::string> firsts;

@@ -62,7 +62,7 @@ struct RankRow {
   uint64_t first_step = 0;        // its step (RankSummary::steps index) paired with the first compared
 };
 
-// The straggler brought to the median rank's host time, the ranks joined at their collectives
+// The straggler brought to the other ranks' median host-bound idle, the ranks joined at their collectives
 // (analyzer/whatif/step_join.h), when asked for (--what-if). Step figures are means over the
 // steps joined; the run is the job's longest rank; GPU-Util as the report weighs it.
 struct StragglerPrediction {
@@ -117,6 +117,11 @@ struct RanksSection {
   StragglerVerdict straggler;
   std::vector<std::string> notes;  // why something could not be decided
 };
+
+// Rank `r`'s k-th compared step (k from 0 to RanksSection::steps_compared), `row` being its row.
+inline const RankStep& ComparedStep(const RankSummary& r, const RankRow& row, size_t k) {
+  return r.steps[row.first_step + k];
+}
 
 // The ranks in the order of RanksSection::rows (by rank, then input order).
 std::vector<const RankSummary*> RanksInRowOrder(const std::vector<RankSummary>& ranks);

@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "analyzer/classify/cause.h"
+#include "analyzer/model/trace_tables.h"
 #include "analyzer/model/types.h"
 
 namespace gs::analyzer {
@@ -93,6 +95,12 @@ struct RankSummary {
 // The device whose collectives are a rank's steps (RankSummary::steps): the one with the most,
 // the lowest of a tie. `devices`: each collective's device; 0 when there are none.
 uint32_t StepDevice(const std::vector<uint32_t>& devices);
+
+// True for device work that is a collective: a collective record, or a kernel with an NCCL-style
+// name (IsCollectiveKernelName below; `tables` names it). `names` keeps the answer per string id,
+// so that each name is fetched and tested once per trace (clear it between traces).
+bool IsCollectiveActivity(const GpuActivity& a, const TraceTables& tables,
+                          absl::flat_hash_map<uint32_t, bool>* names);
 
 // True for kernel names of NCCL-style collectives ("ncclDevKernel_AllReduce_...",
 // "ncclKernel_...", "ncclDevKernel_..."): what tells a collective from a compute kernel in a trace.

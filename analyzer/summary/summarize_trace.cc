@@ -101,8 +101,7 @@ void RankSummaryObserver::OnChunk(const reader::ChunkEvents& events, const reade
 
 // A trace of another format has no chunks: its collectives come from the model's records.
 void RankSummaryObserver::ImportedCollectives::OnActivity(const GpuActivity& a) {
-  if (a.kind == ActivityKind::kCollective ||
-      (a.kind == ActivityKind::kKernel && IsCollectiveKernelName(owner->tables_->StringValue(a.name))))
+  if (IsCollectiveActivity(a, *owner->tables_, &owner->collective_name_))
     owner->collectives_.push_back({a.device, a.start_ns, a.end_ns});
 }
 

@@ -31,7 +31,14 @@ struct StepPairing {
   std::vector<size_t> first;      // per trace (TraceReplay::index)
   std::vector<TimeNs> offset;     // per trace: its clock offset (RankRow::clock_offset_ns)
   bool aligned = false;           // every trace's clock is aligned: the first collective joins too
+  std::vector<TimeNs> own;        // each compared collective's own work, from the measured traces
 };
+
+// A trace's compared steps, as the pairing has them.
+std::vector<StepTimes> Paired(const std::vector<StepTimes>& steps, const StepPairing& p, size_t trace) {
+  return {steps.begin() + static_cast<std::ptrdiff_t>(p.first[trace]),
+          steps.begin() + static_cast<std::ptrdiff_t>(p.first[trace] + p.steps)};
+}
 
 StepPairing PairSteps(const std::vector<TraceReplay>& replays, const RanksSection& ranks) {
   StepPairing p;
@@ -50,13 +57,12 @@ StepPairing PairSteps(const std::vector<TraceReplay>& replays, const RanksSectio
     p.aligned &= row->clock_aligned;
   }
   p.steps = ranks.steps_compared;
+  std::vector<std::vector<StepTimes>> measured;
+  for (const TraceReplay& r : replays) measured.push_back(Paired(r.check.measured.steps, p, r.index));
+  std::vector<const std::vector<StepTimes>*> of_ranks;
+  for (const std::vector<StepTimes>& m : measured) of_ranks.push_back(&m);
+  p.own = OwnWork(of_ranks, p.steps);
   return p;
-}
-
-// A trace's compared steps, as the pairing has them.
-std::vector<StepTimes> Paired(const std::vector<StepTimes>& steps, const StepPairing& p, size_t trace) {
-  return {steps.begin() + static_cast<std::ptrdiff_t>(p.first[trace]),
-          steps.begin() + static_cast<std::ptrdiff_t>(p.first[trace] + p.steps)};
 }
 
 // With joined steps, each trace's steps are the joined ones: a rank that arrives sooner at its
@@ -65,20 +71,16 @@ template <typename PerTrace>
 JobFigures Merge(const std::vector<TraceReplay>& replays, const StepPairing& pairing, PerTrace figures_of) {
   const size_t steps = pairing.steps;
   JoinedSteps joined;
-  std::vector<std::vector<StepTimes>> paired, measured;
+  std::vector<std::vector<StepTimes>> paired;
   std::vector<TimeNs> offsets;
   if (steps > 0) {
-    std::vector<const std::vector<StepTimes>*> ranks, own;
     for (const TraceReplay& r : replays) {
       paired.push_back(Paired(figures_of(r).steps, pairing, r.index));
-      measured.push_back(Paired(r.check.measured.steps, pairing, r.index));
       offsets.push_back(pairing.offset[r.index]);
     }
-    for (size_t i = 0; i < replays.size(); ++i) {
-      ranks.push_back(&paired[i]);
-      own.push_back(&measured[i]);
-    }
-    joined = JoinSteps(ranks, OwnWork(own, steps), steps, pairing.aligned ? &offsets : nullptr);
+    std::vector<const std::vector<StepTimes>*> ranks;
+    for (const std::vector<StepTimes>& s : paired) ranks.push_back(&s);
+    joined = JoinSteps(ranks, pairing.own, steps, pairing.aligned ? &offsets : nullptr);
   }
   JobFigures j;
   double busy = 0, capacity = 0;

@@ -17,10 +17,10 @@ namespace {
 std::vector<int32_t> StepWork(const ReplayRecords& records, const TraceTables& tables) {
   std::vector<int32_t> collectives;
   std::vector<uint32_t> devices;
+  absl::flat_hash_map<uint32_t, bool> names;
   for (size_t w = 0; w < records.work.size(); ++w) {
     const GpuActivity& a = records.work[w];
-    if (a.kind == ActivityKind::kCollective ||
-        (a.kind == ActivityKind::kKernel && IsCollectiveKernelName(tables.StringValue(a.name)))) {
+    if (IsCollectiveActivity(a, tables, &names)) {
       collectives.push_back(static_cast<int32_t>(w));
       devices.push_back(a.device);
     }

@@ -68,9 +68,7 @@ void PredictStraggler(const std::vector<RankSummary>& summaries, RanksSection* s
   // collective that much sooner after the previous one ended.
   std::vector<size_t> joined;
   std::vector<std::vector<StepTimes>> measured, fixed;
-  auto step_of = [&](size_t i, size_t k) -> const RankStep& {
-    return ranks[i]->steps[section->rows[i].first_step + k];
-  };
+  auto step_of = [&](size_t i, size_t k) -> const RankStep& { return ComparedStep(*ranks[i], section->rows[i], k); };
   std::vector<TimeNs> offsets;
   bool aligned = true;  // every clock maps onto the reference's: the first collective joins too
   for (size_t i = 0; i < ranks.size(); ++i) {
