@@ -274,13 +274,17 @@ void ReplayGraph::Build() {
     }
   }
 
-  // Synchronising calls: the work each one waits for.
-  absl::flat_hash_map<int32_t, std::vector<int32_t>> call_work;  // blocking copies' own work
+  // Each call's work (LaunchedWork): counted, then placed, in record order.
+  launched_begin_.assign(calls.size() + 1, 0);
+  for (const WorkNode& n : work_nodes_)
+    if (n.call != kNone) ++launched_begin_[static_cast<size_t>(n.call) + 1];
+  for (size_t i = 0; i < calls.size(); ++i) launched_begin_[i + 1] += launched_begin_[i];
+  launched_.resize(launched_begin_.back());
+  std::vector<uint32_t> next(launched_begin_.begin(), launched_begin_.end() - 1);
   for (size_t w = 0; w < work.size(); ++w)
-    if (work_nodes_[w].call != kNone) {
-      const ApiCall& c = calls[static_cast<size_t>(work_nodes_[w].call)];
-      if (c.api_class == ApiClass::kMemcpy && !c.async) call_work[work_nodes_[w].call].push_back(static_cast<int32_t>(w));
-    }
+    if (work_nodes_[w].call != kNone) launched_[next[static_cast<size_t>(work_nodes_[w].call)]++] = static_cast<int32_t>(w);
+
+  // Synchronising calls: the work each one waits for.
   absl::flat_hash_map<uint32_t, std::vector<uint64_t>> device_streams;
   for (const auto& [key, list] : streams) device_streams[static_cast<uint32_t>(key >> 32)].push_back(key);
   for (auto& [device, keys] : device_streams) std::sort(keys.begin(), keys.end());
@@ -310,8 +314,8 @@ void ReplayGraph::Build() {
       case ApiClass::kEventSync:
         awaited.push_back(recorded_before(c.address, c.enter_ns));
         break;
-      case ApiClass::kMemcpy:
-        if (auto it = call_work.find(static_cast<int32_t>(i)); it != call_work.end()) awaited = it->second;
+      case ApiClass::kMemcpy:  // a blocking copy waits for its own work
+        if (!c.async) awaited.assign(LaunchedWork(i).begin(), LaunchedWork(i).end());
         break;
       default:
         break;

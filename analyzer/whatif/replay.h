@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "analyzer/model/types.h"
 
 namespace gs::analyzer::whatif {
@@ -168,6 +169,10 @@ class ReplayGraph {
   bool Queued(size_t work) const { return work_nodes_[work].queued; }
   // The launching call of a piece of work, or -1; the work's stream predecessor, or -1.
   int32_t LaunchingCall(size_t work) const { return work_nodes_[work].call; }
+  // The work a call launched (the inverse of LaunchingCall), in record order.
+  absl::Span<const int32_t> LaunchedWork(size_t call) const {
+    return absl::MakeConstSpan(launched_).subspan(launched_begin_[call], launched_begin_[call + 1] - launched_begin_[call]);
+  }
   int32_t StreamPrevious(size_t work) const { return work_nodes_[work].stream_prev; }
 
  private:
@@ -204,6 +209,8 @@ class ReplayGraph {
   std::vector<CallNode> call_nodes_;
   std::vector<WorkNode> work_nodes_;
   std::vector<int32_t> awaited_;  // work indices
+  std::vector<int32_t> launched_;  // work indices, by launching call: [launched_begin_[c], launched_begin_[c + 1])
+  std::vector<uint32_t> launched_begin_;
   std::vector<int32_t> deps_;     // work indices
   ReplayParameters parameters_;
 };

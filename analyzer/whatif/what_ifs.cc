@@ -19,11 +19,7 @@ class Predictor {
   Predictor(const ReplayGraph& graph, const std::vector<ClassifiedGap>& gaps, const TraceTables& tables,
             const std::array<double, kNumCopyDirections>& pinned_bandwidth, uint32_t input_workers)
       : g_(graph), calls_(graph.records().calls), work_(graph.records().work), gaps_(gaps), tables_(tables),
-        pinned_bandwidth_(pinned_bandwidth), input_workers_(input_workers) {
-    call_work_.resize(calls_.size());
-    for (size_t w = 0; w < work_.size(); ++w)
-      if (const int32_t c = g_.LaunchingCall(w); c >= 0) call_work_[static_cast<size_t>(c)].push_back(w);
-  }
+        pinned_bandwidth_(pinned_bandwidth), input_workers_(input_workers) {}
 
   void Run(std::vector<WhatIf>* out) {
     RemoveSync(out);
@@ -142,7 +138,8 @@ class Predictor {
       // its copy (a non_blocking copy and a sync before the read), only a shorter one.
       if (calls_[i].direction == CopyDirection::kHostToDevice) changes.DropWaits(i);
       ++changed;
-      for (size_t w : call_work_[i]) {
+      for (const int32_t launched : g_.LaunchedWork(i)) {
+        const size_t w = static_cast<size_t>(launched);
         const int d = static_cast<int>(work_[w].direction);
         if (bytes_per_ns[d] > 0)
           changes.SetWorkDuration(w, static_cast<TimeNs>(static_cast<double>(work_[w].bytes) / bytes_per_ns[d]));
@@ -175,7 +172,7 @@ class Predictor {
         continue;
       changes.SetCallCost(i, 0);
       changes.SetHostGap(i, 0);
-      for (size_t w : call_work_[i]) changes.SetWorkGapAfterPrevious(w, shortest);
+      for (const int32_t w : g_.LaunchedWork(i)) changes.SetWorkGapAfterPrevious(static_cast<size_t>(w), shortest);
       ++changed;
     }
     Add(out, "launch_overhead", changed, changes);
@@ -241,7 +238,6 @@ class Predictor {
   const TraceTables& tables_;
   const std::array<double, kNumCopyDirections>& pinned_bandwidth_;
   const uint32_t input_workers_;
-  std::vector<std::vector<size_t>> call_work_;
   absl::flat_hash_map<uint32_t, FrameInfo> sites_;
 };
 
