@@ -52,13 +52,13 @@ std::string ReplayCheckLine(const ReplaySummary& r) {
   return absl::StrCat("Replay check: ", figures, "; no prediction is shown: ", r.reason, ".");
 }
 
-// The straggler brought to the median rank's host time (analyzer/whatif/step_join.h).
+// The straggler brought to the other ranks' median host-bound idle (analyzer/whatif/step_join.h).
 std::string StragglerPredictionLine(const StragglerVerdict& v) {
   const StragglerPrediction& p = v.prediction;
+  if (!p.ok) return absl::StrCat("What-if: no prediction for the straggler: ", p.reason, ".");
   const std::string check = absl::StrFormat(
       "the ranks joined at their collectives replay a step to %s (measured %s; %+.1f%% from a rank's own steps)",
       FormatDuration(p.replayed_step_ns), FormatDuration(p.measured_step_ns), 100 * p.step_error);
-  if (!p.ok) return absl::StrCat("What-if: no prediction for the straggler: ", p.reason, ".");
   return absl::StrCat("What-if (ranks joined at their collectives): ", v.label,
                       " with the other ranks' median host-bound idle: step ", FormatDuration(p.measured_step_ns), " -> ",
                       FormatDuration(p.predicted_step_ns), ", run ", FormatDuration(p.measured_wall_ns), " -> ",
