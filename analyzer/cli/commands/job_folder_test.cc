@@ -25,12 +25,7 @@ Ran Gsanalyze(int (*command)(const CliArgs&, std::ostream&, std::ostream&), cons
 class JobFolderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    job_ = (fs::path(::testing::TempDir()) /
-            (std::string("job_folder.") + ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .lexically_normal()
-               .string();
-    fs::remove_all(job_);
-    fs::create_directories(job_);
+    job_ = TestCaseFolder("job_folder.");
     ASSERT_EQ(testing::WriteStarvedTrace(job_ + "/r0.gstrace", 6), "");
     ASSERT_EQ(testing::WriteStarvedTrace(job_ + "/r1.gstrace", 7), "");
   }

@@ -18,6 +18,7 @@
 
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/commands/run_command_for_test.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 
@@ -74,13 +75,7 @@ class OnePassTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(counter_.ok()) << "inotify_init1 failed";
-    // ctest runs the cases in parallel processes: each case has a folder of its own.
-    dir_ = (fs::path(::testing::TempDir()) /
-            (std::string("one_pass.") + ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .lexically_normal()
-               .string();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = TestCaseFolder("one_pass.");
     for (int rank = 0; rank < 4; ++rank) {
       std::string path = dir_ + "/rank" + std::to_string(rank) + ".gstrace";
       ASSERT_EQ(testing::WriteStarvedTrace(path, 6 + rank), "");

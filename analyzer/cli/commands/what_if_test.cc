@@ -1,6 +1,5 @@
 // `gsanalyze report --what-if`: the replay check and each recommendation's prediction, in the text
 // and the JSON report; the same whatever the jobs; nothing of it without the flag.
-#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,20 +14,12 @@
 namespace gs::analyzer::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 Ran Report(const std::vector<std::string>& argv) { return RunCommand(&RunReport, argv); }
 
 class WhatIfTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // One folder per test: ctest runs the tests of this fixture at once, in separate processes.
-    dir_ = (fs::path(::testing::TempDir()) /
-            (std::string("what_if_") + ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .lexically_normal()
-               .string();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = TestCaseFolder("what_if.");
     starved_ = dir_ + "/starved.gstrace";
     ASSERT_EQ(testing::WriteStarvedTrace(starved_), "");
   }
