@@ -17,21 +17,33 @@ void ActivityBuffer::Add(const GpuActivityEvent& activity) {
     return;
   }
   uint32_t name_index = 0;
-  if (activity.name != nullptr && activity.name[0] != '\0') {
-    // Kernel names repeat: after the first sighting this allocates nothing (short names fit the
-    // string's inline buffer; longer ones allocate here, on CUPTI's thread, never the app's).
-    scratch_.assign(activity.name, strnlen(activity.name, 4096));
-    auto it = name_index_.find(scratch_);
-    if (it == name_index_.end()) {
-      names_.push_back(scratch_);
-      it = name_index_.emplace(scratch_, static_cast<uint32_t>(names_.size())).first;
-    }
-    name_index = it->second;
-  }
+  if (activity.name != nullptr && activity.name[0] != '\0') name_index = NameIndex(activity.name);
   PendingActivity pending{activity, name_index};
   pending.activity.name = nullptr;
   waiting_.push_back(pending);
   added_.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint32_t ActivityBuffer::NameIndex(const char* name) {
+  // CUPTI hands every record of one kernel the same name pointer (cupti_activity.h: "This name
+  // is shared across all activity records representing the same kernel"), so a loop of a few
+  // kernels finds its name here by pointer. The text is compared too: a pointer freed with its
+  // module and reused for another name must not take the old one's index.
+  for (const RecentName& r : recent_names_) {
+    if (r.name == name && std::strncmp(name, names_[r.index - 1].c_str(), names_[r.index - 1].size() + 1) == 0)
+      return r.index;
+  }
+  // Kernel names repeat: after the first sighting this allocates nothing (short names fit the
+  // string's inline buffer; longer ones allocate here, on CUPTI's thread, never the app's).
+  scratch_.assign(name, strnlen(name, kMaxNameBytes));
+  auto it = name_index_.find(scratch_);
+  if (it == name_index_.end()) {
+    names_.push_back(scratch_);
+    it = name_index_.emplace(scratch_, static_cast<uint32_t>(names_.size())).first;
+  }
+  recent_names_[next_recent_name_] = RecentName{name, it->second};
+  next_recent_name_ = (next_recent_name_ + 1) % kRecentNames;
+  return it->second;
 }
 
 void ActivityBuffer::TakeAll(std::vector<PendingActivity>* out) {

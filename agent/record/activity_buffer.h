@@ -50,11 +50,22 @@ class ActivityBuffer {
   size_t capacity() const { return capacity_; }
 
  private:
+  static constexpr size_t kMaxNameBytes = 4096;
+  static constexpr size_t kRecentNames = 8;
+  struct RecentName {
+    const char* name = nullptr;  // CUPTI's pointer
+    uint32_t index = 0;          // its name_index
+  };
+  // The name_index of `name` (copied into the table at its first sighting). Under mu_.
+  uint32_t NameIndex(const char* name);
+
   std::mutex mu_;
   std::vector<PendingActivity> waiting_;  // guarded by mu_
   std::unordered_map<std::string, uint32_t> name_index_;  // guarded by mu_
   std::vector<std::string> names_;  // guarded by mu_
   std::string scratch_;             // guarded by mu_
+  RecentName recent_names_[kRecentNames];  // guarded by mu_; the last few names by pointer
+  size_t next_recent_name_ = 0;            // guarded by mu_
   std::vector<GraphNodeEvent> graph_nodes_;  // guarded by mu_
   size_t capacity_ = 0;
   std::atomic<uint64_t> dropped_{0};

@@ -126,9 +126,10 @@ void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
   }
   const uint64_t tid = ring.tid;
   RecentStacks* recent = &recent_stacks_[index];
+  size_t api_batch = SIZE_MAX;
   ring.ring.Drain([&](const RingRecordHeader& record) {
     if (record.type == kRingApiCall) {
-      AddApiCall(tid, RingRecorder::View(record), recent);
+      AddApiCall(tid, RingRecorder::View(record), recent, &api_batch);
     } else if (record.type == kRingHostWait) {
       AddHostWait(tid, RingRecorder::ViewHostWait(record), recent);
     }
@@ -199,7 +200,7 @@ void TraceWriter::AddHostWait(uint64_t tid, const HostWaitView& wait, RecentStac
   ++records_in_chunk_;
 }
 
-void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks* recent) {
+void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks* recent, size_t* batch) {
   const ApiCallEvent& e = *call.event;
   trace::ApiCallRecord r;
   r.enter_ns = e.enter_ns;
@@ -218,12 +219,15 @@ void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks
   r.src_kind = ToTrace(e.src_kind);
   r.dst_kind = ToTrace(e.dst_kind);
   r.flags = e.flags;
-  auto [it, inserted] = batch_of_thread_.try_emplace(tid, api_encoders_.size());
-  if (inserted) {
-    api_encoders_.emplace_back();
-    api_encoders_.back().Begin(chunk_.add_api_calls(), tid, e.enter_ns);
+  if (*batch == SIZE_MAX) {
+    auto [it, inserted] = batch_of_thread_.try_emplace(tid, api_encoders_.size());
+    if (inserted) {
+      api_encoders_.emplace_back();
+      api_encoders_.back().Begin(chunk_.add_api_calls(), tid, e.enter_ns);
+    }
+    *batch = it->second;
   }
-  api_encoders_[it->second].Add(r);
+  api_encoders_[*batch].Add(r);
   ++api_calls_;
   ++records_in_chunk_;
 }
@@ -241,8 +245,18 @@ uint32_t TraceWriter::InternString(const std::string& value) {
 }
 
 uint32_t TraceWriter::FunctionId(const ApiCallEvent& e) {
+  const size_t source = static_cast<size_t>(e.source);
+  const bool flat = source < kFlatFunctionSources && e.api_id < kFlatFunctionIds;
+  if (flat && e.api_id < flat_function_ids_[source].size() && flat_function_ids_[source][e.api_id] != 0) {
+    return flat_function_ids_[source][e.api_id];
+  }
   const uint32_t key = static_cast<uint32_t>(e.source) << 16 | e.api_id;
   auto [it, inserted] = functions_.try_emplace(key, static_cast<uint32_t>(functions_.size() + 1));
+  if (flat) {
+    std::vector<uint32_t>& ids = flat_function_ids_[source];
+    if (ids.size() <= e.api_id) ids.resize(e.api_id + 1u, 0);
+    ids[e.api_id] = it->second;
+  }
   if (inserted) {
     const char* name = api_names_ != nullptr ? api_names_(e.source, e.api_id) : nullptr;
     pb::ApiFunction* f = chunk_.add_api_functions();
@@ -426,20 +440,29 @@ void TraceWriter::DrainActivities() {
 
 uint32_t TraceWriter::LaunchConfigId(const GpuActivityEvent& k) {
   const bool resources = (k.launch_flags & kLaunchResourcesKnown) != 0;
-  const LaunchKey key{k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
-                      resources ? k.registers_per_thread : 0, resources ? k.static_shared_bytes : 0,
-                      k.dynamic_shared_bytes, resources ? 1u : 0u};
+  const uint32_t registers = resources ? k.registers_per_thread : 0;
+  const uint32_t static_shared = resources ? k.static_shared_bytes : 0;
+  // The key as five words built in registers from the record: a key array written word by word
+  // and read back wider stalls on every read (no store forwarding across two stores), which
+  // made this compare the writer's costliest step per kernel (agent/writer/writer_bench.cc).
+  auto pack = [](uint32_t low, uint32_t high) { return uint64_t{high} << 32 | low; };
+  const PackedLaunchKey packed{pack(k.grid[0], k.grid[1]), pack(k.grid[2], k.block[0]), pack(k.block[1], k.block[2]),
+                               pack(registers, static_shared), pack(k.dynamic_shared_bytes, resources ? 1u : 0u)};
   const uint32_t n = static_cast<uint32_t>(recent_launches_.size());
   for (uint32_t i = 1; i <= n; ++i) {
     const uint32_t slot = (last_recent_launch_ + i) % n;
     const RecentLaunch& r = recent_launches_[slot];
-    if (r.id != 0 && r.key == key) {
+    uint64_t diff = 0;
+    for (size_t w = 0; w < packed.size(); ++w) diff |= r.packed[w] ^ packed[w];
+    if (r.id != 0 && diff == 0) {
       last_recent_launch_ = slot;
       return r.id;
     }
   }
+  const LaunchKey key{k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
+                      registers, static_shared, k.dynamic_shared_bytes, resources ? 1u : 0u};
   auto [it, inserted] = launch_configs_.try_emplace(key, static_cast<uint32_t>(launch_configs_.size() + 1));
-  recent_launches_[next_recent_launch_] = RecentLaunch{key, it->second};
+  recent_launches_[next_recent_launch_] = RecentLaunch{packed, it->second};
   last_recent_launch_ = next_recent_launch_;
   next_recent_launch_ = (next_recent_launch_ + 1) % n;
   if (inserted) {

@@ -108,7 +108,9 @@ class TraceWriter final : private ChunkBuilder {
   static bool SameStack(const RecentStack& cached, const StackView& stack, size_t pcs, size_t python);
 
   void DrainRing(size_t index, ThreadRing& ring);
-  void AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks* recent);
+  // `batch`: the index of the thread's ApiCallBatch encoder in this chunk, looked up (or begun)
+  // at the ring's first call of a drain and kept for the rest (SIZE_MAX: not yet).
+  void AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks* recent, size_t* batch);
   void AddHostWait(uint64_t tid, const HostWaitView& wait, RecentStacks* recent);
   uint32_t InternRecordStack(const StackView& stack, RecentStacks* recent);
   void DrainActivities();
@@ -165,8 +167,9 @@ class TraceWriter final : private ChunkBuilder {
   // The last few configurations looked up, tried first: a launch loop cycles through a handful
   // of kernels, so a compare answers where the hash and the map's probe would (the map's lookup
   // was the writer's costliest per-kernel step in a launch-bound loop's profile).
+  using PackedLaunchKey = std::array<uint64_t, 5>;  // the same ten words, two by two
   struct RecentLaunch {
-    LaunchKey key{};
+    PackedLaunchKey packed{};
     uint32_t id = 0;  // 0: empty
   };
   // The one after the last hit is tried first: a loop of k <= 4 kernels hits it every time.
@@ -182,6 +185,12 @@ class TraceWriter final : private ChunkBuilder {
 
   std::unordered_map<std::string, uint32_t> strings_;
   std::unordered_map<uint32_t, uint32_t> functions_;  // source << 16 | api_id -> id
+  // The same ids by source and API id, for the ids every call looks up (runtime and driver
+  // callback ids and the wrappers' rows are all below a few thousand): an index instead of the
+  // map's hash and probe, which was a tenth of the writer's time per call (agent/writer/writer_bench.cc).
+  static constexpr size_t kFlatFunctionSources = 4;
+  static constexpr uint16_t kFlatFunctionIds = 4096;
+  std::vector<uint32_t> flat_function_ids_[kFlatFunctionSources];  // 0: not yet interned
   StackTable stacks_;
   ModuleMap modules_;
   bool modules_scanned_ = false;
