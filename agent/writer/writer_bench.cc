@@ -90,7 +90,7 @@ __attribute__((noinline)) void Launch(RingRecorder& recorder, int site, uint32_t
   call.api_class = ApiClass::kLaunch;
   const CallSite here{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
                       reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())};
-  recorder.RecordApiCallFrom(call, true, 0, here);
+  recorder.RecordApiCallFrom(call, true, 1, here);
   GpuActivityEvent kernel{};
   kernel.start_ns = g_now + 4000;
   kernel.end_ns = g_now + 6000 + 500 * static_cast<uint64_t>(site);
