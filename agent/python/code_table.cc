@@ -21,6 +21,14 @@ struct PythonCodeTable::Slot {
   uint32_t linetable_off, filename_off, filename_len, function_off, function_len;
 };
 
+// (address, co_version) -> id: published like a slot (claimed with a CAS, then kReady).
+struct PythonCodeTable::VersionEntry {
+  std::atomic<uint32_t> state;
+  uint32_t version;
+  uintptr_t code;
+  uint32_t id;
+};
+
 namespace {
 
 // MurmurHash3's 64-bit finalizer: object addresses share their low bits and cluster in
@@ -96,17 +104,21 @@ bool PythonCodeTable::Init(uint32_t slots, size_t arena_bytes, const PythonLayou
   uint32_t n = 16;
   while (n < slots && n < (1u << 24)) n <<= 1;
   slots_bytes_ = sizeof(Slot) * n;
+  versions_bytes_ = sizeof(VersionEntry) * n;
   if (arena_bytes > (size_t{1} << 31)) arena_bytes = size_t{1} << 31;
   void* s = MapZeroed(slots_bytes_);
+  void* v = MapZeroed(versions_bytes_);
   void* a = MapZeroed(arena_bytes);
-  if (s == nullptr || a == nullptr) {
+  if (s == nullptr || v == nullptr || a == nullptr) {
     if (s) munmap(s, slots_bytes_);
+    if (v) munmap(v, versions_bytes_);
     if (a) munmap(a, arena_bytes);
     return false;
   }
   // Zeroed memory is a valid array of empty slots (state kEmpty == 0, atomics lock-free).
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "lock-free state word");
   slots_ = static_cast<Slot*>(s);
+  versions_ = static_cast<VersionEntry*>(v);
   mask_ = n - 1;
   arena_ = static_cast<char*>(a);
   arena_size_ = arena_bytes;
@@ -118,8 +130,10 @@ bool PythonCodeTable::Init(uint32_t slots, size_t arena_bytes, const PythonLayou
 
 void PythonCodeTable::Release() {
   if (slots_ != nullptr) munmap(slots_, slots_bytes_);
+  if (versions_ != nullptr) munmap(versions_, versions_bytes_);
   if (arena_ != nullptr) munmap(arena_, arena_size_);
   slots_ = nullptr;
+  versions_ = nullptr;
   arena_ = nullptr;
 }
 
@@ -185,7 +199,48 @@ bool PythonCodeTable::ReadIdentity(uintptr_t code, Identity* id) const {
   return true;
 }
 
-uint32_t PythonCodeTable::Intern(uintptr_t code) {
+uint32_t PythonCodeTable::FindByVersion(uintptr_t code, uint32_t version) const {
+  const uint32_t h = HashPointer(code ^ (uint64_t{version} << 47 | uint64_t{version} >> 17));
+  for (uint32_t i = 0; i < kMaxProbe; ++i) {
+    const VersionEntry& e = versions_[(h + i) & mask_];
+    const uint32_t state = e.state.load(std::memory_order_acquire);
+    if (state == kEmpty) return 0;
+    if (state == kReady && e.code == code && e.version == version) return e.id;
+  }
+  return 0;
+}
+
+void PythonCodeTable::RememberVersion(uintptr_t code, uint32_t version, uint32_t id) {
+  const uint32_t h = HashPointer(code ^ (uint64_t{version} << 47 | uint64_t{version} >> 17));
+  for (uint32_t i = 0; i < kMaxProbe; ++i) {
+    VersionEntry& e = versions_[(h + i) & mask_];
+    uint32_t state = e.state.load(std::memory_order_acquire);
+    if (state == kReady && e.code == code && e.version == version) return;  // another thread's
+    if (state == kEmpty && e.state.compare_exchange_strong(state, kFilling, std::memory_order_acquire)) {
+      e.code = code;
+      e.version = version;
+      e.id = id;
+      e.state.store(kReady, std::memory_order_release);
+      return;
+    }
+  }
+  // Full along this probe: the object keeps taking the full path, as before the index.
+}
+
+uint32_t PythonCodeTable::Intern(uintptr_t code, bool by_version) {
+  uint32_t version = 0;
+  if (by_version && layout_.code_version != kNoField) {
+    version = LoadAt<uint32_t>(code, layout_.code_version);
+    if (version != 0) {
+      if (const uint32_t known = FindByVersion(code, version); known != 0) return known;
+    }
+  }
+  const uint32_t found = InternByIdentity(code);
+  if (version != 0 && found != 0) RememberVersion(code, version, found);
+  return found;
+}
+
+uint32_t PythonCodeTable::InternByIdentity(uintptr_t code) {
   Identity id;
   if (!ReadIdentity(code, &id)) {
     unreadable_.fetch_add(1, std::memory_order_relaxed);

@@ -13,6 +13,18 @@
 // What could still collide: a same-length name or path differing only in its middle, at the
 // same addresses, with a line table equal at both ends.
 //
+// Version index (3.12+, Intern's `by_version`): reading that identity is most of a capture's cost
+// (three more objects per frame; BENCHMARKS.md, "Python frames by code version"). CPython 3.12 and
+// 3.13 number every code object at creation (co_version, from a counter that only grows, and stops
+// at 0 if it ever wraps: Objects/codeobject.c), so a code object's address and a nonzero version
+// name that one object for the life of the process: a new object at a dead one's address has
+// another version. A second table maps (address, version) to the id the full identity gave, and
+// a hit reads one word of the code object. The counter is process-wide on 3.12 and per
+// interpreter on 3.13, so there the caller asks for the index only while the main interpreter is
+// the only one (python_stacks.cc). Statically allocated code objects (3.12's deep-frozen modules)
+// carry build-time versions that a runtime object may repeat, but they never die, so no runtime
+// object ever takes their address.
+//
 // Storage: a power-of-two array of slots (open addressing, bounded linear probe) and a byte
 // arena, both mmap'ed by Init and never freed or evicted while the process runs. When full,
 // Intern returns 0 and counts the loss ("losses are data").
@@ -76,8 +88,9 @@ class PythonCodeTable {
   void Release();
 
   // HOT PATH, inside a FaultScope: `code` has already been checked to be a code object.
-  // Returns the id (>= 1) or 0 if the code object could not be stored.
-  uint32_t Intern(uintptr_t code);
+  // Returns the id (>= 1) or 0 if the code object could not be stored. `by_version`: the code
+  // object's (address, co_version) may name it (see "Version index" above).
+  uint32_t Intern(uintptr_t code, bool by_version = false);
 
   // Writer side. False for 0, out-of-range or unpublished ids.
   bool Lookup(uint32_t id, PythonCodeInfo* out) const;
@@ -86,6 +99,7 @@ class PythonCodeTable {
 
  private:
   struct Slot;
+  struct VersionEntry;
   struct Identity {
     uintptr_t code, filename, name, linetable;
     uint64_t content;  // fingerprint of filename, qualname and line table contents
@@ -100,14 +114,19 @@ class PythonCodeTable {
   void Fill(Slot* slot, const Identity& id);
   bool AllocArena(uint32_t size, uint32_t* offset);
   bool CopyUnicode(uintptr_t str, uint32_t* offset, uint32_t* len);
+  uint32_t InternByIdentity(uintptr_t code);
+  uint32_t FindByVersion(uintptr_t code, uint32_t version) const;
+  void RememberVersion(uintptr_t code, uint32_t version, uint32_t id);
 
   PythonLayout layout_;
   PyTypePointers types_;
   Slot* slots_ = nullptr;
+  VersionEntry* versions_ = nullptr;  // as many as slots_ (mask_ + 1)
   uint32_t mask_ = 0;
   char* arena_ = nullptr;
   size_t arena_size_ = 0;
   size_t slots_bytes_ = 0;
+  size_t versions_bytes_ = 0;
   std::atomic<uint32_t> arena_used_{0};
   std::atomic<uint64_t> interned_{0}, table_full_{0}, arena_full_{0}, unreadable_{0};
 };

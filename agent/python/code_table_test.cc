@@ -94,6 +94,80 @@ TEST_F(CodeTableTest, ReusedAddressWithNewContentsGetsANewId) {
   EXPECT_EQ(info.linetable[1], 0x02);
 }
 
+// Intern by code version, as the reader does on 3.12+.
+uint32_t InternByVersion(PythonCodeTable& table, uintptr_t code) {
+  FaultScope scope;
+  volatile uint32_t id = 0;
+  FaultScopeBegin(&scope);
+  if (sigsetjmp(scope.env, 0) == 0) {
+    FaultScopeArm(&scope);
+    id = table.Intern(code, true);
+    FaultScopeEnd(&scope);
+  }
+  return id;
+}
+
+// With a version, a known (address, co_version) answers without reading the identity again: the
+// same object cannot have changed. A new object at that address has a new version and is read in
+// full, so its new contents get a new id; and version 0 (the counter wrapped) or a caller that
+// does not ask for versions always takes the full identity.
+TEST_F(CodeTableTest, CodeVersionNamesOneObjectAndANewVersionIsReadInFull) {
+  ASSERT_TRUE(table_.Init(64, 1 << 16, heap_.layout(), heap_.types()));
+  const PythonLayout& l = heap_.layout();
+  ASSERT_NE(l.code_version, kNoField);  // 3.12's layout
+  const uintptr_t code = heap_.Code(heap_.Str(U"<string>"), heap_.Str(U"<module>"), heap_.Bytes({0xE9, 0x02}), 1);
+  FakeHeap::Put<uint32_t>(code, l.code_version, 41);
+  const uint32_t first = InternByVersion(table_, code);
+  ASSERT_NE(first, 0u);
+  EXPECT_EQ(InternByVersion(table_, code), first);
+  // Contents that only a full read would see (impossible for a live object: the proof that a hit
+  // reads no more than the version).
+  const uintptr_t line_table = *reinterpret_cast<uintptr_t*>(code + l.code_linetable);
+  FakeHeap::Put<uint8_t>(line_table, l.bytes_data + 1, 0x04);
+  EXPECT_EQ(InternByVersion(table_, code), first);
+  EXPECT_EQ(table_.stats().interned, 1u);
+  // The object "dies" and a new one takes its address, with the next version: read in full.
+  FakeHeap::Put<uint32_t>(code, l.code_version, 42);
+  const uint32_t second = InternByVersion(table_, code);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(InternByVersion(table_, code), second);
+  // Without versions (3.9-3.11, or 3.13 beside a subinterpreter) the identity is read every time.
+  FakeHeap::Put<int32_t>(code, l.code_firstlineno, 7);
+  const uint32_t third = Intern(table_, code);
+  EXPECT_NE(third, second);
+  // Version 0: not an identity; the full read decides.
+  FakeHeap::Put<uint32_t>(code, l.code_version, 0);
+  EXPECT_EQ(InternByVersion(table_, code), third);
+  FakeHeap::Put<int32_t>(code, l.code_firstlineno, 8);
+  EXPECT_NE(InternByVersion(table_, code), third);
+  PythonCodeInfo info;
+  ASSERT_TRUE(table_.Lookup(first, &info));
+  EXPECT_EQ(info.linetable[1], 0x02);
+  ASSERT_TRUE(table_.Lookup(second, &info));
+  EXPECT_EQ(info.linetable[1], 0x04);
+}
+
+// Many versions at one address (exec in a loop): each its own entry, all found again.
+TEST_F(CodeTableTest, ManyVersionsAtOneAddressEachKeepTheirId) {
+  ASSERT_TRUE(table_.Init(256, 1 << 16, heap_.layout(), heap_.types()));
+  const PythonLayout& l = heap_.layout();
+  const uintptr_t code = heap_.Code(heap_.Str(U"<string>"), heap_.Str(U"f"), heap_.Bytes({0xE9, 0x02}), 1);
+  std::vector<uint32_t> ids;
+  for (uint32_t v = 1; v <= 50; ++v) {
+    FakeHeap::Put<uint32_t>(code, l.code_version, v);
+    FakeHeap::Put<int32_t>(code, l.code_firstlineno, static_cast<int32_t>(v));
+    ids.push_back(InternByVersion(table_, code));
+  }
+  for (uint32_t v = 1; v <= 50; ++v) {
+    FakeHeap::Put<uint32_t>(code, l.code_version, v);
+    FakeHeap::Put<int32_t>(code, l.code_firstlineno, static_cast<int32_t>(v));
+    EXPECT_EQ(InternByVersion(table_, code), ids[v - 1]) << v;
+    PythonCodeInfo info;
+    ASSERT_TRUE(table_.Lookup(ids[v - 1], &info));
+    EXPECT_EQ(info.firstlineno, static_cast<int32_t>(v));
+  }
+}
+
 TEST_F(CodeTableTest, FullTableDropsAndCounts) {
   ASSERT_TRUE(table_.Init(16, 1 << 16, heap_.layout(), heap_.types()));
   const uintptr_t file = heap_.Str(U"f.py");

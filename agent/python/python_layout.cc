@@ -99,6 +99,7 @@ PythonLayout Make312() {
   l.frame_is_entry = kNoField;  // replaced by shim frames owned by the C stack
   l.owner_first_shim = 3;       // FRAME_OWNED_BY_CSTACK
   l.code_firstlineno = 68;
+  l.code_version = 92;
   l.code_adaptive = 192;
   l.code_firsttraceable = 176;
   l.code_type_basicsize = 192;
@@ -117,6 +118,7 @@ PythonLayout Make313() {
   l.cframe_current_frame = kNoField;
   l.runtime_interpreters_head = 632;
   l.interp_threads_head = 7344;
+  l.interp_next = 7264;
   l.frame_code = 0;    // f_executable: a code object, or None in shim frames
   l.frame_instr = 56;  // instr_ptr
   l.code_adaptive = 200;
@@ -227,6 +229,8 @@ bool PythonLayoutFromDebugOffsets(const void* py_runtime, uint32_t version_hex, 
   // (it may exceed 16 bits: the thread list sits deep inside PyInterpreterState).
   l.runtime_interpreters_head = static_cast<int>(d.runtime_state[2]);
   if (d.interpreter_state[3] < (1u << 20)) l.interp_threads_head = static_cast<int>(d.interpreter_state[3]);
+  // interpreter_state[2] = next; without it the version index stays off (code_version below).
+  l.interp_next = d.interpreter_state[2] < (1u << 20) ? static_cast<int>(d.interpreter_state[2]) : kNoField;
   l.ts_next = static_cast<int>(d.thread_state.next);
   l.frame_previous = static_cast<int>(d.interpreter_frame.previous);
   l.frame_code = static_cast<int>(d.interpreter_frame.executable);
@@ -238,6 +242,14 @@ bool PythonLayoutFromDebugOffsets(const void* py_runtime, uint32_t version_hex, 
   l.code_linetable = static_cast<int>(d.code_object.linetable);
   l.code_firstlineno = static_cast<int>(d.code_object.firstlineno);
   l.code_adaptive = static_cast<int>(d.code_object.co_code_adaptive);
+  // co_version is not in the debug offsets: the compiled table's offset holds only while the
+  // fields around it (co_firstlineno before, co_localsplusnames and co_filename after) are where
+  // that table has them; otherwise, and without interp_next, no version index.
+  const PythonLayout& compiled = *BuiltinPythonLayout(13);
+  if (l.code_firstlineno != compiled.code_firstlineno || l.code_filename != compiled.code_filename ||
+      d.code_object.localsplusnames != static_cast<uint64_t>(compiled.code_version + 4) || l.interp_next == kNoField) {
+    l.code_version = kNoField;
+  }
   l.code_type_basicsize = static_cast<int>(d.code_object.co_code_adaptive);
   l.object_type = static_cast<int>(d.pyobject.ob_type);
   l.var_size = static_cast<int>(d.bytes_object.ob_size);

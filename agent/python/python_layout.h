@@ -44,6 +44,9 @@ struct PythonLayout {
   // interpreters.head → threads.head (tstate_head before 3.11) → PyThreadState.next.
   int runtime_interpreters_head = kNoField;
   int interp_threads_head = kNoField;
+  // PyInterpreterState.next (3.13, where code versions are counted per interpreter: the code
+  // table's version index is used only while the main interpreter is the only one).
+  int interp_next = kNoField;
   int ts_next = kNoField;
 
   // Frames (PyFrameObject for kFrameObject, _PyInterpreterFrame otherwise)
@@ -58,6 +61,9 @@ struct PythonLayout {
 
   // PyCodeObject
   int code_firstlineno = kNoField;  // int
+  // uint32 co_version (3.12+): numbered from a counter at creation, never reused while the counter
+  // has not wrapped (0 after that): with the address, an exact identity (code_table.h).
+  int code_version = kNoField;
   int code_filename = kNoField;
   int code_name = kNoField;
   int code_qualname = kNoField;        // 3.11+; co_name before

@@ -192,6 +192,15 @@ int PythonStackReader::Walk(uintptr_t tstate, PythonFrameRef* out, int max_frame
     int power = 1, steps = 0, hops = 0;
     uintptr_t last_code = 0;
     uint32_t last_id = 0;
+    // Code objects by (address, co_version) (code_table.h, "Version index"): 3.12 numbers them
+    // process-wide; 3.13 per interpreter, so only while the main interpreter is the only one.
+    bool by_version = l.code_version != kNoField;
+    if (by_version && l.interp_next != kNoField) {
+      const uintptr_t head = runtime_.py_runtime != 0 && l.runtime_interpreters_head != kNoField
+                                 ? LoadAt<uintptr_t>(runtime_.py_runtime, l.runtime_interpreters_head)
+                                 : 0;
+      by_version = head != 0 && LoadAt<uintptr_t>(head, l.interp_next) == 0;
+    }
     while (frame != 0) {
       if (!PlausibleObject(frame)) {
         why = WalkEnd::kBadFrame;
@@ -249,7 +258,7 @@ int PythonStackReader::Walk(uintptr_t tstate, PythonFrameRef* out, int max_frame
         // Recursion: the same live code object as the newer frame has the same id.
         if (code != last_code) {
           last_code = code;
-          last_id = code_table_.Intern(code);
+          last_id = code_table_.Intern(code, by_version);
         }
         ref.code_id = last_id;
         ref.ends_eval_run = entry ? 1 : 0;

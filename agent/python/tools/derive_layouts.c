@@ -67,6 +67,9 @@ int main(void) {
   P("code.co_code_adaptive", offsetof(PyCodeObject, co_code_adaptive));
   P("code._co_firsttraceable", offsetof(PyCodeObject, _co_firsttraceable));
 #endif
+#if PY_VERSION_HEX >= 0x030C0000
+  P("code.co_version", offsetof(PyCodeObject, co_version));
+#endif
 #if PY_VERSION_HEX >= 0x030A0000
   P("code.co_linetable", offsetof(PyCodeObject, co_linetable));
 #else
@@ -100,6 +103,7 @@ int main(void) {
     printf("  state.ascii mask           0x%x\n", *(unsigned int*)&a.state);
   }
 #if PY_VERSION_HEX >= 0x030D0000
+  P("interp.next", offsetof(PyInterpreterState, next));
   P("runtime.debug_offsets", offsetof(_PyRuntimeState, debug_offsets));
   P("dbg.thread_state.current_frame", offsetof(_Py_DebugOffsets, thread_state.current_frame));
   P("dbg.interpreter_frame.previous", offsetof(_Py_DebugOffsets, interpreter_frame.previous));
