@@ -9,10 +9,13 @@
 // nothing measurable). Each iteration records a batch of kBatch calls (timed), then drains the
 // ring with the timer paused, as the writer thread would, so no record is dropped ("dropped"
 // must be 0). `per_call` is the figure to read: CPU time per recorded call.
+// BM_ActivityBufferAdd is the other producer, CUPTI's buffer thread: a launch loop's kernel
+// records into the activity buffer (`per_record`: CPU per record, names found by CUPTI's pointer).
 #include <benchmark/benchmark.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/record/ring_pool.h"
 #include "agent/python/python_stacks.h"
@@ -151,6 +154,34 @@ void BM_RecordStack30FramePointerNotPython(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordStack30UnwindNotPython);
 BENCHMARK(BM_RecordStack30FramePointerNotPython);
+
+// CUPTI's buffer thread: a launch loop's kernel records (four kernels, CUPTI's name pointer per
+// kernel) into the activity buffer, which the writer then takes. `per_record`: CPU per Add.
+void BM_ActivityBufferAdd(benchmark::State& state) {
+  static const char* const kNames[4] = {
+      "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int, float*)",
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float>>>()",
+      "ampere_sgemm_128x64_tn", "void at::native::unrolled_elementwise_kernel<at::native::copy_>()"};
+  ActivityBuffer buffer;
+  buffer.Init(kBatch);
+  std::vector<PendingActivity> taken;
+  GpuActivityEvent kernel{};
+  kernel.kind = ActivityKind::kKernel;
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) {
+      kernel.correlation_id = static_cast<uint32_t>(i);
+      kernel.name = kNames[i & 3];
+      buffer.Add(kernel);
+    }
+    state.PauseTiming();
+    buffer.TakeAll(&taken);
+    state.ResumeTiming();
+  }
+  state.counters["per_record"] =
+      benchmark::Counter(kBatch, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["dropped"] = static_cast<double>(buffer.dropped());
+}
+BENCHMARK(BM_ActivityBufferAdd);
 
 }  // namespace
 }  // namespace gs
