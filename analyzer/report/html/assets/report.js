@@ -579,20 +579,26 @@
         (replay.ok ? ": within " + pct(replay.tolerance) + ", so each recommendation shows what it would buy."
                    : "; no prediction is shown: " + replay.reason + ".")));
   }
-  // What a fix would buy (JSON.md recommendations[].prediction): run time and GPU-Util before and
-  // after as two pairs of bars on one scale, and the numbers.
-  function renderPrediction(p) {
+  // Before and after as two bars on one scale: rows of [label, ns, text after the time].
+  function beforeAfterBars(rows) {
     var box = el("div", "what-if");
-    var scale = Math.max(p.wall_ns_before, p.wall_ns) || 1;
-    [["before", p.wall_ns_before, p.utilization_before], ["after the fix", p.wall_ns, p.utilization]].forEach(function (row) {
+    var scale = Math.max.apply(null, rows.map(function (r) { return r[1]; })) || 1;
+    rows.forEach(function (row) {
       var line = el("div", "what-if-row");
       line.appendChild(el("span", "what-if-label", row[0]));
       var bar = el("span", "what-if-bar");
       bar.style.width = (100 * row[1] / scale).toFixed(1) + "%";
       line.appendChild(bar);
-      line.appendChild(el("span", "what-if-value", fmtNs(row[1]) + " · GPU-Util " + pct(row[2])));
+      line.appendChild(el("span", "what-if-value", fmtNs(row[1]) + row[2]));
       box.appendChild(line);
     });
+    return box;
+  }
+  // What a fix would buy (JSON.md recommendations[].prediction): run time and GPU-Util before and
+  // after as two pairs of bars on one scale, and the numbers.
+  function renderPrediction(p) {
+    var box = beforeAfterBars([["before", p.wall_ns_before, " · GPU-Util " + pct(p.utilization_before)],
+                               ["after the fix", p.wall_ns, " · GPU-Util " + pct(p.utilization)]]);
     var text = "What-if (replayed): run " + fmtNs(p.wall_ns_before) + " → " + fmtNs(p.wall_ns) +
       (p.step_ns ? ", step " + fmtNs(p.step_ns_before) + " → " + fmtNs(p.step_ns) : "") + ", GPU-Util " +
       pct(p.utilization_before) + " → " + pct(p.utilization);
@@ -605,6 +611,54 @@
     box.appendChild(el("div", "numbers what-if-text", text));
     return box;
   }
+  // A multi-rank job (JSON.md ranks): a row per rank, the straggler with its evidence and stacks,
+  // and with --what-if its prediction: the job's step with the straggler at the median rank's
+  // host time, as the text report's "Ranks" section says it.
+  function renderRanks() {
+    var ranks = report.ranks;
+    if (!ranks) return;
+    document.getElementById("ranks-section").hidden = false;
+    var box = document.getElementById("ranks"), rows = ranks.rows || [];
+    box.appendChild(table(["rank", { text: "GPU-Util", num: 1 }, { text: "steady", num: 1 }, { text: "steps", num: 1 },
+      { text: "waiting in collectives", num: 1 }, { text: "last at", num: 1 }, { text: "delay caused", num: 1 },
+      { text: "host-bound idle", num: 1 }, "top cause"],
+      rows.map(function (r) {
+        return [r.label, pct(r.utilization || 0),
+                pct(r.steady_utilization || 0), String(r.steps || 0), fmtNs(r.collective_wait_ns || 0),
+                String(r.last_at_steps || 0), fmtNs(r.delay_caused_ns || 0), fmtNs(r.host_bound_idle_ns || 0),
+                (r.top_cause || "").replace(/_/g, " ")];
+      })));
+    var clocks = ranks.clocks || {};
+    box.appendChild(el("div", "muted", ranks.steps_compared + " steps compared" +
+      (ranks.step_ns ? ", a step " + fmtNs(ranks.step_ns) : "") + (ranks.world_size ? ", world size " + ranks.world_size : "") +
+      (clocks.method ? "; clocks: " + clocks.method : "")));
+    var s = ranks.straggler;
+    if (s) {
+      var d = el("div", "recommendation straggler");
+      d.appendChild(el("div", "", "Straggler: " + s.label + " was last at " + s.last_at_steps + " of " + s.steps_with_delay + " delayed steps, " + pct(s.delay_share || 0) +
+        " of the job's wait (" + fmtNs(s.delay_caused_ns || 0) + ")."));
+      if (s.evidence) d.appendChild(el("div", "numbers", s.evidence));
+      (s.stacks || []).slice(0, 3).forEach(function (st) {
+        d.appendChild(el("div", "numbers straggler-stack", fmtNs(st.step_host_bound_ns || st.idle_ns || 0) + " (" +
+          (st.cause || "").replace(/_/g, " ") + "): " + (st.frames || []).slice(0, 4).join(" ← ")));
+      });
+      var p = s.prediction;
+      if (p && p.ok) {
+        d.appendChild(beforeAfterBars([["before", p.measured_step_ns, " a step · GPU-Util " + pct(p.measured_utilization)],
+                                       ["after the fix", p.predicted_step_ns, " a step · GPU-Util " + pct(p.predicted_utilization)]]));
+        d.appendChild(el("div", "numbers what-if-text", "What-if (replayed, the ranks joined at their collectives): step " +
+          fmtNs(p.measured_step_ns) + " → " + fmtNs(p.predicted_step_ns) + ", run " + fmtNs(p.measured_wall_ns) + " → " +
+          fmtNs(p.predicted_wall_ns) + ", GPU-Util " + pct(p.measured_utilization) + " → " + pct(p.predicted_utilization) +
+          " with " + s.label + " at the median rank's host time; the join replays the steps to " + fmtNs(p.replayed_step_ns) +
+          " (" + (p.step_error >= 0 ? "+" : "") + (100 * p.step_error).toFixed(1) + "%)."));
+      } else if (p) {
+        d.appendChild(el("div", "muted replay-check", "Replay check: no prediction is shown: " + p.reason + "."));
+      }
+      box.appendChild(d);
+    }
+    (ranks.notes || []).forEach(function (n) { box.appendChild(el("div", "muted", n)); });
+  }
+
   // The launch configurations that left the most of their device empty (JSON.md kernel_configs[],
   // as the text report's "Under-filled kernels").
   function limiterText(k) {
@@ -683,6 +737,7 @@
   buildFlame();
   renderCauses();
   renderRecommendations();
+  renderRanks();
   renderKernels();
   renderCopies();
   renderMemory();

@@ -4,10 +4,14 @@
     browser_test.py simgpu --gsanalyze G --traces-tool T --agent libgsagent.so --simgpu-lib DIR
                            --workload workload_data_starved --work-dir DIR
     browser_test.py large  --gsanalyze G --traces-tool T --work-dir DIR
+    browser_test.py ranks  --gsanalyze G --traces-tool T --job-dir JOB --work-dir DIR
 
 simgpu: a real trace -- the data_starved workload under the agent on simgpu.
 large:  the benchmark's synthetic trace of >= 1,000,000 records (analyzer/testing/trace_files.h):
         the page must stay under 5 MB, load in time and draw a frame quickly (decimation).
+ranks:  the 4-rank straggler job tests/multirank leaves in JOB (its ctest fixture), with --what-if:
+        the Ranks section shows a row per rank and names the straggler as `report --json` does,
+        with its stacks and the predicted step as a before/after pair of bars and the numbers.
 
 Chromium runs headless with the DevTools protocol on a pipe (--remote-debugging-pipe: fd 3 in,
 fd 4 out, NUL-terminated JSON), loads the report from a file:// URL and checks:
@@ -222,14 +226,17 @@ def embedded_report(page):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=("simgpu", "large"))
+    ap.add_argument("case", choices=("simgpu", "large", "ranks"))
     ap.add_argument("--gsanalyze", required=True)
     ap.add_argument("--traces-tool", required=True)
     ap.add_argument("--agent")
     ap.add_argument("--simgpu-lib")
     ap.add_argument("--workload")
+    ap.add_argument("--job-dir", help="ranks: the multi-rank job's traces")
     ap.add_argument("--work-dir", required=True)
     args = ap.parse_args()
+    if args.case == "ranks":
+        return ranks_case(args)
 
     chromium = find_chromium()
     if not chromium:
@@ -288,6 +295,78 @@ def main():
         with open(png, "wb") as f:
             f.write(base64.b64decode(shot["data"]))
         print("screenshot: %s" % png)
+        check_console(browser, url)
+    finally:
+        browser.close()
+        shutil.rmtree(profile, ignore_errors=True)
+    return gstest.exit_status()
+
+
+def open_page(browser, page_path):
+    url = "file://" + os.path.abspath(page_path)
+    browser.call("Page.navigate", {"url": url})
+    browser.wait_event("Page.loadEventFired", LOAD_BUDGET_S)
+    gstest.check(browser.eval("!!(window.gsReport && window.gsReport.ready)"), "gsReport not ready")
+    return url
+
+
+def ranks_case(args):
+    traces = sorted(glob.glob(os.path.join(args.job_dir or "", "*.gstrace")))
+    if not traces:
+        print("SKIP: no multi-rank job in %s (tests/multirank's straggler case leaves it there)" % args.job_dir)
+        return SKIP
+    chromium = find_chromium()
+    if not chromium:
+        print("SKIP: no Chromium installed (tools/setup installs Debian's chromium); "
+              "the HTML report was not checked in a browser")
+        return SKIP
+    work = args.work_dir
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    page_path = os.path.join(work, "ranks.html")
+    run([args.gsanalyze, "html"] + traces + ["-o", page_path, "--what-if"])
+    ranks = json.loads(run([args.gsanalyze, "report", "--json", "--what-if"] + traces).stdout).get("ranks")
+    with open(page_path, encoding="utf-8") as f:
+        embedded = embedded_report(f.read())
+    gstest.check(embedded is not None and embedded.get("ranks") == ranks,
+                 "the page's embedded ranks differ from report --json's")
+    if not ranks or not ranks.get("straggler"):
+        gstest.fail("the job's report names no straggler: %s" % (ranks or {}).get("notes"))
+        return gstest.exit_status()
+    straggler = ranks["straggler"]
+    prediction = straggler.get("prediction") or {}
+    gstest.check(prediction.get("ok"), "--what-if gave the straggler no prediction: %s" % prediction.get("reason"))
+    profile = tempfile.mkdtemp(prefix="gs-chromium-")
+    browser = Browser(chromium, profile)
+    try:
+        browser.open()
+        url = open_page(browser, page_path)
+        shown = browser.eval("""(() => {
+            const s = document.getElementById('ranks-section'), box = document.getElementById('ranks');
+            const rows = Array.from(box.querySelectorAll('table tr')).slice(1).map(r => r.cells[0].textContent);
+            const st = box.querySelector('.straggler');
+            return {hidden: s.hidden, rows: rows, straggler: st ? st.firstChild.textContent : null,
+                    stacks: st ? st.querySelectorAll('.straggler-stack').length : 0,
+                    bars: st ? Array.from(st.querySelectorAll('.what-if-row')).map(r => r.textContent) : [],
+                    text: st && st.querySelector('.what-if-text') ? st.querySelector('.what-if-text').textContent : ''};
+            })()""")
+        print("ranks section: %s" % json.dumps(shown)[:1500])
+        gstest.check(not shown["hidden"], "the Ranks section is hidden for a %d-rank job" % len(traces))
+        gstest.check(shown["rows"] == [r["label"] for r in ranks["rows"]],
+                     "rank rows %s, report --json has %s" % (shown["rows"], [r["label"] for r in ranks["rows"]]))
+        gstest.check(shown["straggler"] is not None and straggler["label"] in shown["straggler"],
+                     "the straggler line %r does not name %r" % (shown["straggler"], straggler["label"]))
+        gstest.check(shown["stacks"] == min(3, len(straggler.get("stacks") or [])),
+                     "%d straggler stacks shown of %d" % (shown["stacks"], len(straggler.get("stacks") or [])))
+        if prediction.get("ok"):
+            gstest.check(len(shown["bars"]) == 2 and shown["bars"][0].startswith("before")
+                         and shown["bars"][1].startswith("after the fix"),
+                         "no before/after bars for the straggler's prediction: %s" % shown["bars"])
+            gstest.check(shown["text"].startswith("What-if") and "step " in shown["text"],
+                         "the prediction's numbers are missing: %r" % shown["text"])
+        shot = browser.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+        with open(os.path.join(work, "ranks.png"), "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
         check_console(browser, url)
     finally:
         browser.close()
