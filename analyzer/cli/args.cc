@@ -15,7 +15,7 @@ std::string Usage() {
       "       gsanalyze dump TRACE\n"
       "       gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE\n"
       "       gsanalyze diff BEFORE AFTER [--json] [--what-if]   (several traces: BEFORE... -- AFTER...)\n"
-      "       gsanalyze html TRACE... -o OUT.html [--what-if]\n"
+      "       gsanalyze html TRACE_OR_DIR... -o OUT.html [--what-if]\n"
       "       gsanalyze summarize TRACE -o SUMMARY   (report merges summaries of many ranks)\n"
       "       gsanalyze export --tables DIR TRACE_OR_DIR...\n"
       "\n"

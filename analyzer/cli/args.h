@@ -4,7 +4,7 @@
 //   gsanalyze dump TRACE
 //   gsanalyze export [--chrome OUT.json] [--kineto OUT.json] [--collapsed OUT.txt] TRACE
 //   gsanalyze diff BEFORE AFTER [--json]      (or BEFORE... -- AFTER... for several traces)
-//   gsanalyze html TRACE... -o OUT.html
+//   gsanalyze html TRACE_OR_DIR... -o OUT.html
 //   gsanalyze help | --help
 //
 // Hand-parsed rather than absl::flags: subcommands with positional arguments, and a parser that

@@ -1,6 +1,8 @@
-// `gsanalyze html TRACE... -o report.html`: the self-contained HTML report (report/html/). The
-// one pass over the traces feeds the analysis and the page's timeline (a TimelineObserver); the
-// page then only renders them.
+// `gsanalyze html TRACE_OR_DIR... -o report.html`: the self-contained HTML report (report/html/).
+// The inputs are taken as `report` takes them (cli/job_inputs.h: a job's run folder too), but
+// only traces: the page draws their timelines. The one pass over the traces feeds the analysis,
+// the page's timeline (a TimelineObserver) and the ranks section of a job; the page then only
+// renders them.
 #include <cstdio>
 #include <fstream>
 
@@ -8,6 +10,7 @@
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/cli/commands/commands.h"
 #include "analyzer/cli/commands/job_ranks.h"
+#include "analyzer/cli/job_inputs.h"
 #include "analyzer/cli/terminal/progress.h"
 #include "analyzer/report/html/html_report.h"
 #include "analyzer/summary/summarize_trace.h"
@@ -26,24 +29,29 @@ struct HtmlReportStats {
   TimeNs idle_ns = 0;            // steady-state idle over all devices
 };
 
-// Analyses `paths` (errors as AnalyzeTraces': bad input, one line naming the file) and writes the
-// page to `out`; `warnings` receives the analysis' warnings (damaged files).
-absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& paths, std::ostream* out,
+// Analyses the traces of `inputs` (errors as AnalyzeTraces': bad input, one line naming the file)
+// and writes the page to `out`; `warnings` receives the analysis' warnings (damaged files).
+absl::StatusOr<HtmlReportStats> WriteHtmlReport(JobInputs inputs, std::ostream* out,
                                                 const html::HtmlReportOptions& options,
                                                 std::vector<std::string>* warnings,
                                                 const AnalyzeProgress& progress, bool what_if) {
+  const std::vector<std::string> paths = inputs.TracePaths();
   html::Timeline timeline(options.timeline);
   html::TimelineObserver observer(&timeline, paths.size());
+  RankSummaryObserver ranks;      // the ranks section of a job, as the report's
   whatif::ReplayObserver replay;  // --what-if: the predictions beside the advice
-  RankSummaryObserver ranks;      // ... joined at the ranks' collectives, as the report's
   AnalyzeHooks hooks;
   hooks.progress = progress;
-  hooks.observers = {&observer};
-  if (what_if) hooks.observers.insert(hooks.observers.end(), {&replay, &ranks});
-  absl::StatusOr<Analysis> analyzed = AnalyzeTraces(paths, options.analysis, hooks);
+  hooks.observers = {&observer, &ranks};
+  if (what_if) hooks.observers.push_back(&replay);
+  absl::StatusOr<Analysis> analyzed = AnalyzeTraces(std::move(inputs.traces), options.analysis, hooks);
   if (!analyzed.ok()) return analyzed.status();
   Analysis analysis = std::move(*analyzed);
-  if (what_if) AttachWhatIf(ranks.summaries(), replay.replays(), &analysis);
+  if (what_if) {
+    AttachWhatIf(ranks.summaries(), replay.replays(), &analysis);
+  } else {
+    AttachRanks(ranks.summaries(), false, &analysis);
+  }
   *warnings = analysis.warnings;
 
   std::string title = "gpustall report";
@@ -65,6 +73,19 @@ absl::StatusOr<HtmlReportStats> WriteHtmlReport(const std::vector<std::string>& 
 }  // namespace
 
 int RunHtml(const CliArgs& args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<JobInputs> inputs = CollectJobInputs(args.traces);
+  if (!inputs.ok()) {
+    err << "gsanalyze: " << inputs.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (!inputs->summaries.empty()) {
+    err << "gsanalyze: " << inputs->summaries[0]
+        << " is a summary (gsanalyze summarize): the page draws the traces themselves; give the traces, or use "
+           "`gsanalyze report` for the summaries\n";
+    return kExitBadInput;
+  }
+  for (const std::string& line : inputs->skipped) err << "gsanalyze: " << line << "\n";
+  const std::vector<std::string> traces = inputs->TracePaths();
   std::ofstream file(args.html_out, std::ios::binary | std::ios::trunc);
   if (!file) {
     err << "gsanalyze: cannot write " << args.html_out << "\n";
@@ -74,8 +95,8 @@ int RunHtml(const CliArgs& args, std::ostream& out, std::ostream& err) {
   ProgressLine progress(&err, args.progress);  // on a terminal only; erased before the summary
   absl::StatusOr<HtmlReportStats> stats =
       WriteHtmlReport(
-          args.traces, &file, {}, &warnings,
-          [&](size_t i, uint64_t read, uint64_t size) { progress.Update(i, args.traces.size(), args.traces[i], read, size); },
+          *std::move(inputs), &file, {}, &warnings,
+          [&](size_t i, uint64_t read, uint64_t size) { progress.Update(i, traces.size(), traces[i], read, size); },
           args.what_if);
   progress.Finish();
   file.close();

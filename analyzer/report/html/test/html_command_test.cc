@@ -1,5 +1,8 @@
 // `gsanalyze html` as a value (ParseArgs) and as a command (RunHtml) on small trace files.
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -68,6 +71,53 @@ TEST(HtmlCommandTest, BadInputExitsTwoAndLeavesNoPage) {
   EXPECT_TRUE(absl::StartsWith(err.str(), "gsanalyze: ")) << err.str();
   EXPECT_FALSE(Exists(page));
   std::remove(trace.c_str());
+}
+
+// A job's run folder, as `report` takes it: both ranks' traces, and the page's embedded report has
+// the ranks section with a row for each (without --what-if too).
+TEST(HtmlCommandTest, AJobsFolderGivesThePageItsRanks) {
+  const std::string dir = TempPath("job"), page = TempPath("job.html");
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  ASSERT_EQ(testing::WriteSizedTrace(dir + "/r0.gstrace", 10, 0), "");
+  ASSERT_EQ(testing::WriteSizedTrace(dir + "/r1.gstrace", 10, 1), "");
+  CliArgs args;
+  args.command = Subcommand::kHtml;
+  args.traces = {dir};
+  args.html_out = page;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunHtml(args, out, err), kExitOk) << err.str();
+  EXPECT_TRUE(absl::StrContains(out.str(), "wrote " + page)) << out.str();
+  std::ifstream f(page);
+  std::stringstream text;
+  text << f.rdbuf();
+  const std::string html = text.str();
+  const size_t ranks = html.find("\"ranks\": {");
+  ASSERT_NE(ranks, std::string::npos) << "no ranks section in the embedded report";
+  const size_t rows = html.find("\"rows\": [", ranks);
+  ASSERT_NE(rows, std::string::npos);
+  EXPECT_NE(html.find("\"rank\": 0,", rows), std::string::npos);
+  EXPECT_NE(html.find("\"rank\": 1,", rows), std::string::npos);
+  EXPECT_TRUE(absl::StrContains(html, "gpustall report: 2 traces"));
+  std::filesystem::remove_all(dir);
+  std::remove(page.c_str());
+}
+
+// A folder with no trace in it: one line naming it, exit 2, no page.
+TEST(HtmlCommandTest, AFolderWithoutTracesIsBadInput) {
+  const std::string dir = TempPath("empty_job"), page = TempPath("empty_job.html");
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  CliArgs args;
+  args.command = Subcommand::kHtml;
+  args.traces = {dir};
+  args.html_out = page;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunHtml(args, out, err), kExitBadInput);
+  EXPECT_TRUE(absl::StartsWith(err.str(), "gsanalyze: ")) << err.str();
+  EXPECT_TRUE(absl::StrContains(err.str(), dir)) << err.str();
+  EXPECT_FALSE(Exists(page));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
