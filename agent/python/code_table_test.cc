@@ -16,18 +16,20 @@
 namespace gs {
 namespace {
 
-// Intern must run under a FaultScope (it reads interpreter memory).
-uint32_t Intern(PythonCodeTable& table, uintptr_t code) {
+// Intern must run under a FaultScope (it reads interpreter memory). `by_version`: as the reader
+// asks on 3.12+.
+uint32_t Intern(PythonCodeTable& table, uintptr_t code, bool by_version = false) {
   FaultScope scope;
   volatile uint32_t id = 0;
   FaultScopeBegin(&scope);
   if (sigsetjmp(scope.env, 0) == 0) {
     FaultScopeArm(&scope);
-    id = table.Intern(code);
+    id = table.Intern(code, by_version);
     FaultScopeEnd(&scope);
   }
   return id;
 }
+uint32_t InternByVersion(PythonCodeTable& table, uintptr_t code) { return Intern(table, code, true); }
 
 class CodeTableTest : public ::testing::Test {
  protected:
@@ -92,19 +94,6 @@ TEST_F(CodeTableTest, ReusedAddressWithNewContentsGetsANewId) {
   ASSERT_TRUE(table_.Lookup(first, &info));  // old copies stay valid for old captures
   EXPECT_EQ(info.firstlineno, 1);
   EXPECT_EQ(info.linetable[1], 0x02);
-}
-
-// Intern by code version, as the reader does on 3.12+.
-uint32_t InternByVersion(PythonCodeTable& table, uintptr_t code) {
-  FaultScope scope;
-  volatile uint32_t id = 0;
-  FaultScopeBegin(&scope);
-  if (sigsetjmp(scope.env, 0) == 0) {
-    FaultScopeArm(&scope);
-    id = table.Intern(code, true);
-    FaultScopeEnd(&scope);
-  }
-  return id;
 }
 
 // With a version, a known (address, co_version) answers without reading the identity again: the

@@ -235,18 +235,23 @@ def main():
     ap.add_argument("--job-dir", help="ranks: the multi-rank job's traces")
     ap.add_argument("--work-dir", required=True)
     args = ap.parse_args()
-    if args.case == "ranks":
-        return ranks_case(args)
 
     chromium = find_chromium()
     if not chromium:
         print("SKIP: no Chromium installed (tools/setup installs Debian's chromium); "
               "the HTML report was not checked in a browser")
         return SKIP
+    if args.case == "ranks":
+        traces = sorted(glob.glob(os.path.join(args.job_dir or "", "*.gstrace")))
+        if not traces:
+            print("SKIP: no multi-rank job in %s (tests/multirank's straggler case leaves it there)" % args.job_dir)
+            return SKIP
 
     work = args.work_dir
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    if args.case == "ranks":
+        return ranks_case(args, chromium, traces, work)
     if args.case == "simgpu":
         trace = simgpu_trace(args, work)
     else:
@@ -310,19 +315,7 @@ def open_page(browser, page_path):
     return url
 
 
-def ranks_case(args):
-    traces = sorted(glob.glob(os.path.join(args.job_dir or "", "*.gstrace")))
-    if not traces:
-        print("SKIP: no multi-rank job in %s (tests/multirank's straggler case leaves it there)" % args.job_dir)
-        return SKIP
-    chromium = find_chromium()
-    if not chromium:
-        print("SKIP: no Chromium installed (tools/setup installs Debian's chromium); "
-              "the HTML report was not checked in a browser")
-        return SKIP
-    work = args.work_dir
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+def ranks_case(args, chromium, traces, work):
     page_path = os.path.join(work, "ranks.html")
     run([args.gsanalyze, "html"] + traces + ["-o", page_path, "--what-if"])
     ranks = json.loads(run([args.gsanalyze, "report", "--json", "--what-if"] + traces).stdout).get("ranks")
