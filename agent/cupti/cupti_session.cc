@@ -459,10 +459,17 @@ void CuptiSession::ConvertBuffer(CUcontext context, uint32_t stream_id, uint8_t*
   while (convert_busy_.exchange(true, std::memory_order_acquire)) {
   }
   CUpti_Activity* record = nullptr;
-  GpuActivityEvent activity;
+  // A run of converted records goes to the recorder at once (one lock, not one per record).
+  constexpr size_t kRun = 64;
+  GpuActivityEvent run[kRun];
+  size_t n = 0;
   while (library_.fn.cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
-    if (converter_.Convert(record, &activity)) recorder_->RecordGpuActivity(activity);
+    if (converter_.Convert(record, &run[n]) && ++n == kRun) {
+      recorder_->RecordGpuActivities(run, n);
+      n = 0;
+    }
   }
+  if (n > 0) recorder_->RecordGpuActivities(run, n);
   convert_busy_.store(false, std::memory_order_release);
   size_t dropped = 0;
   if (library_.fn.cuptiActivityGetNumDroppedRecords != nullptr &&

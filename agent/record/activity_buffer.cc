@@ -10,18 +10,23 @@ void ActivityBuffer::Init(size_t capacity) {
   waiting_.reserve(capacity);
 }
 
-void ActivityBuffer::Add(const GpuActivityEvent& activity) {
+void ActivityBuffer::Add(const GpuActivityEvent* activities, size_t count) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (waiting_.size() >= capacity_) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-    return;
+  size_t added = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const GpuActivityEvent& activity = activities[i];
+    if (waiting_.size() >= capacity_) {
+      dropped_.fetch_add(count - i, std::memory_order_relaxed);
+      break;
+    }
+    uint32_t name_index = 0;
+    if (activity.name != nullptr && activity.name[0] != '\0') name_index = NameIndex(activity.name);
+    PendingActivity pending{activity, name_index};
+    pending.activity.name = nullptr;
+    waiting_.push_back(pending);
+    ++added;
   }
-  uint32_t name_index = 0;
-  if (activity.name != nullptr && activity.name[0] != '\0') name_index = NameIndex(activity.name);
-  PendingActivity pending{activity, name_index};
-  pending.activity.name = nullptr;
-  waiting_.push_back(pending);
-  added_.fetch_add(1, std::memory_order_relaxed);
+  added_.fetch_add(added, std::memory_order_relaxed);
 }
 
 uint32_t ActivityBuffer::NameIndex(const char* name) {

@@ -34,7 +34,9 @@ class ActivityBuffer {
   void Init(size_t capacity);
 
   // Copies `activity` (and its name). Drops and counts when `capacity` records are waiting.
-  void Add(const GpuActivityEvent& activity);
+  void Add(const GpuActivityEvent& activity) { Add(&activity, 1); }
+  // The same for `count` records, under one lock.
+  void Add(const GpuActivityEvent* activities, size_t count);
 
   // Writer: swaps the waiting records into `*out` (cleared first; its capacity is reused).
   void TakeAll(std::vector<PendingActivity>* out);

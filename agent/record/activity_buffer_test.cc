@@ -70,5 +70,28 @@ TEST(ActivityBufferTest, ManyNamesCycledKeepTheirIndices) {
   }
 }
 
+// A run added at once (CUPTI's buffer thread) keeps its order, and what does not fit is dropped
+// and counted, record by record, as single adds would.
+TEST(ActivityBufferTest, ARunPastTheCapacityKeepsWhatFitsAndCountsTheRest) {
+  ActivityBuffer buffer;
+  buffer.Init(4);
+  GpuActivityEvent run[6];
+  for (uint32_t i = 0; i < 6; ++i) run[i] = Kernel(i % 2 ? "odd" : "even", 100 + i);
+  buffer.Add(run, 3);
+  buffer.Add(run + 3, 3);
+  EXPECT_EQ(buffer.added(), 4u);
+  EXPECT_EQ(buffer.dropped(), 2u);
+  std::vector<PendingActivity> out;
+  buffer.TakeAll(&out);
+  ASSERT_EQ(out.size(), 4u);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(out[i].activity.correlation_id, 100 + i);
+    EXPECT_EQ(buffer.NameAt(out[i].name_index), i % 2 ? "odd" : "even");
+  }
+  buffer.Add(run + 4, 2);  // room again after the writer took them
+  EXPECT_EQ(buffer.added(), 6u);
+  EXPECT_EQ(buffer.dropped(), 2u);
+}
+
 }  // namespace
 }  // namespace gs

@@ -9,6 +9,7 @@
 #ifndef GPUSTALL_AGENT_RECORD_RECORDER_H_
 #define GPUSTALL_AGENT_RECORD_RECORDER_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "agent/record/events.h"
@@ -58,6 +59,11 @@ class Recorder {
   // GPU work and CUPTI records, off the application's hot path (CUPTI's buffer thread, the
   // fallback poller). May take locks; copies activity.name before returning.
   virtual void RecordGpuActivity(const GpuActivityEvent& activity) = 0;
+  // The same for `count` records at once (a CUPTI buffer's, converted a run at a time): one lock
+  // for the run where the recorder takes one. The default records them one by one.
+  virtual void RecordGpuActivities(const GpuActivityEvent* activities, size_t count) {
+    for (size_t i = 0; i < count; ++i) RecordGpuActivity(activities[i]);
+  }
 
   // Counters the capture side cannot avoid losing (CUPTI's dropped records, fallback overflow).
   virtual void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) = 0;

@@ -156,23 +156,25 @@ BENCHMARK(BM_RecordStack30UnwindNotPython);
 BENCHMARK(BM_RecordStack30FramePointerNotPython);
 
 // CUPTI's buffer thread: a launch loop's kernel records (four kernels, CUPTI's name pointer per
-// kernel) into the activity buffer, which the writer then takes. `per_record`: CPU per Add.
+// kernel) into the activity buffer, which the writer then takes, in runs of state.range(0) as
+// CuptiSession::ConvertBuffer hands them over (1: one lock per record). `per_record`: CPU per record.
 void BM_ActivityBufferAdd(benchmark::State& state) {
   static const char* const kNames[4] = {
       "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int, float*)",
       "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float>>>()",
       "ampere_sgemm_128x64_tn", "void at::native::unrolled_elementwise_kernel<at::native::copy_>()"};
+  const int run = static_cast<int>(state.range(0));
   ActivityBuffer buffer;
   buffer.Init(kBatch);
   std::vector<PendingActivity> taken;
-  GpuActivityEvent kernel{};
-  kernel.kind = ActivityKind::kKernel;
+  std::vector<GpuActivityEvent> kernels(kBatch);
+  for (int i = 0; i < kBatch; ++i) {
+    kernels[i].kind = ActivityKind::kKernel;
+    kernels[i].correlation_id = static_cast<uint32_t>(i);
+    kernels[i].name = kNames[i & 3];
+  }
   for (auto _ : state) {
-    for (int i = 0; i < kBatch; ++i) {
-      kernel.correlation_id = static_cast<uint32_t>(i);
-      kernel.name = kNames[i & 3];
-      buffer.Add(kernel);
-    }
+    for (int i = 0; i < kBatch; i += run) buffer.Add(&kernels[i], static_cast<size_t>(run));
     state.PauseTiming();
     buffer.TakeAll(&taken);
     state.ResumeTiming();
@@ -181,7 +183,7 @@ void BM_ActivityBufferAdd(benchmark::State& state) {
       benchmark::Counter(kBatch, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["dropped"] = static_cast<double>(buffer.dropped());
 }
-BENCHMARK(BM_ActivityBufferAdd);
+BENCHMARK(BM_ActivityBufferAdd)->Arg(1)->Arg(64);
 
 }  // namespace
 }  // namespace gs

@@ -233,7 +233,12 @@ ThreadRing* RingRecorder::ClaimRingUnguarded() {
 
 void RingRecorder::RecordGpuActivity(const GpuActivityEvent& activity) {
   if (!enabled_.load(std::memory_order_relaxed)) return;
-  activities_.Add(activity);
+  activities_.Add(&activity, 1);
+}
+
+void RingRecorder::RecordGpuActivities(const GpuActivityEvent* activities, size_t count) {
+  if (!enabled_.load(std::memory_order_relaxed)) return;
+  activities_.Add(activities, count);
 }
 
 void RingRecorder::AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) {

@@ -83,6 +83,7 @@ class RingRecorder final : public Recorder {
   void RecordHostWait(const HostWaitEvent& event, bool capture_stack, int skip_frames, const CallSite& site,
                       bool any_thread) override;
   void RecordGpuActivity(const GpuActivityEvent& activity) override;
+  void RecordGpuActivities(const GpuActivityEvent* activities, size_t count) override;
   void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) override;
   void RecordGraphNode(const GraphNodeEvent& node) override {
     if (enabled_.load(std::memory_order_relaxed)) activities_.AddGraphNode(node);
