@@ -119,6 +119,14 @@ absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths
   return out;
 }
 
+absl::StatusOr<JobInputs> CollectJobTraces(const std::vector<std::string>& paths, absl::string_view why_traces) {
+  absl::StatusOr<JobInputs> inputs = CollectJobInputs(paths);
+  if (inputs.ok() && !inputs->summaries.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat(inputs->summaries[0], " is a summary (gsanalyze summarize): ", why_traces));
+  return inputs;
+}
+
 namespace {
 // The traces' summaries (one pass over them), then the summary files', in that order.
 absl::StatusOr<std::vector<RankSummary>> AllSummaries(JobInputs inputs, const AnalysisOptions& options) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "analyzer/analysis/trace_file.h"
 #include "analyzer/result/analysis.h"
 #include "analyzer/ranks/multi_rank.h"
@@ -39,6 +40,10 @@ struct JobInputs {
 // would be that rank a second time. Errors: a path that does not exist or cannot be opened, a
 // folder with none of those files.
 absl::StatusOr<JobInputs> CollectJobInputs(const std::vector<std::string>& paths);
+// The same for a command that needs the traces themselves (the page's timeline, the tables' idle
+// intervals): a summary among the inputs is an error, "S is a summary (gsanalyze summarize): "
+// followed by `why_traces`.
+absl::StatusOr<JobInputs> CollectJobTraces(const std::vector<std::string>& paths, absl::string_view why_traces);
 
 // The report of a job given (partly) as summaries: the ranks section, one TraceInfo per rank, and
 // a note that per-trace sections need the traces themselves. The traces among the inputs are

@@ -9,14 +9,10 @@
 namespace gs::analyzer::cli {
 
 int RunExportTables(const CliArgs& args, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<JobInputs> inputs = CollectJobInputs(args.traces);
+  absl::StatusOr<JobInputs> inputs =
+      CollectJobTraces(args.traces, "export --tables needs traces (a summary has no idle intervals)");
   if (!inputs.ok()) {
     err << "gsanalyze: " << inputs.status().message() << "\n";
-    return kExitBadInput;
-  }
-  if (!inputs->summaries.empty()) {
-    err << "gsanalyze: export --tables needs traces (" << inputs->summaries[0]
-        << " is a summary: it has no idle intervals)\n";
     return kExitBadInput;
   }
   for (const std::string& line : inputs->skipped) err << "gsanalyze: " << line << "\n";

@@ -73,15 +73,10 @@ absl::StatusOr<HtmlReportStats> WriteHtmlReport(JobInputs inputs, std::ostream* 
 }  // namespace
 
 int RunHtml(const CliArgs& args, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<JobInputs> inputs = CollectJobInputs(args.traces);
+  absl::StatusOr<JobInputs> inputs = CollectJobTraces(
+      args.traces, "the page draws the traces themselves; give the traces, or use `gsanalyze report` for the summaries");
   if (!inputs.ok()) {
     err << "gsanalyze: " << inputs.status().message() << "\n";
-    return kExitBadInput;
-  }
-  if (!inputs->summaries.empty()) {
-    err << "gsanalyze: " << inputs->summaries[0]
-        << " is a summary (gsanalyze summarize): the page draws the traces themselves; give the traces, or use "
-           "`gsanalyze report` for the summaries\n";
     return kExitBadInput;
   }
   for (const std::string& line : inputs->skipped) err << "gsanalyze: " << line << "\n";

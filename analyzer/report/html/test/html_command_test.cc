@@ -9,6 +9,8 @@
 #include "absl/strings/match.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/summary/summarize_trace.h"
+#include "analyzer/summary/summary_file.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
 
@@ -118,6 +120,30 @@ TEST(HtmlCommandTest, AFolderWithoutTracesIsBadInput) {
   EXPECT_TRUE(absl::StrContains(err.str(), dir)) << err.str();
   EXPECT_FALSE(Exists(page));
   std::filesystem::remove_all(dir);
+}
+
+// A summary names no timeline to draw: one line naming it and saying what to give instead, exit 2,
+// no page.
+TEST(HtmlCommandTest, ASummaryIsRefusedWithOneLine) {
+  const std::string trace = TempPath("summarized.gstrace"), summary = TempPath("r0.gssummary"),
+                    page = TempPath("summary.html");
+  ASSERT_EQ(testing::WriteSizedTrace(trace, 10, 0), "");
+  absl::StatusOr<RankSummary> s = SummarizeTrace(trace);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(WriteRankSummary(*s, summary).ok());
+  CliArgs args;
+  args.command = Subcommand::kHtml;
+  args.traces = {trace, summary};
+  args.html_out = page;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunHtml(args, out, err), kExitBadInput);
+  EXPECT_EQ(err.str(), "gsanalyze: " + summary +
+                           " is a summary (gsanalyze summarize): the page draws the traces themselves; give the "
+                           "traces, or use `gsanalyze report` for the summaries\n");
+  EXPECT_EQ(out.str(), "");
+  EXPECT_FALSE(Exists(page));
+  std::remove(trace.c_str());
+  std::remove(summary.c_str());
 }
 
 }  // namespace
