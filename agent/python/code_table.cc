@@ -44,6 +44,12 @@ uint64_t Mix64(uint64_t h) {
 
 uint32_t HashPointer(uintptr_t p) { return static_cast<uint32_t>(Mix64(p)); }
 
+// Where (address, co_version) starts its probe in the version index: the version rotated into
+// the address's high bits, which object addresses leave zero.
+uint32_t HashVersion(uintptr_t code, uint32_t version) {
+  return HashPointer(code ^ (uint64_t{version} << 47 | uint64_t{version} >> 17));
+}
+
 uint64_t Rotl(uint64_t v, int s) { return (v << s) | (v >> (64 - s)); }
 
 void* MapZeroed(size_t bytes) {
@@ -200,7 +206,7 @@ bool PythonCodeTable::ReadIdentity(uintptr_t code, Identity* id) const {
 }
 
 uint32_t PythonCodeTable::FindByVersion(uintptr_t code, uint32_t version) const {
-  const uint32_t h = HashPointer(code ^ (uint64_t{version} << 47 | uint64_t{version} >> 17));
+  const uint32_t h = HashVersion(code, version);
   for (uint32_t i = 0; i < kMaxProbe; ++i) {
     const VersionEntry& e = versions_[(h + i) & mask_];
     const uint32_t state = e.state.load(std::memory_order_acquire);
@@ -211,7 +217,7 @@ uint32_t PythonCodeTable::FindByVersion(uintptr_t code, uint32_t version) const 
 }
 
 void PythonCodeTable::RememberVersion(uintptr_t code, uint32_t version, uint32_t id) {
-  const uint32_t h = HashPointer(code ^ (uint64_t{version} << 47 | uint64_t{version} >> 17));
+  const uint32_t h = HashVersion(code, version);
   for (uint32_t i = 0; i < kMaxProbe; ++i) {
     VersionEntry& e = versions_[(h + i) & mask_];
     uint32_t state = e.state.load(std::memory_order_acquire);
