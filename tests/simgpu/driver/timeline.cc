@@ -40,6 +40,7 @@
 #include "driver/api_scope.h"
 #include "driver/collective_rendezvous.h"
 #include "driver/internal.h"
+#include "driver/spinning_mutex.h"
 
 namespace simgpu {
 
@@ -130,9 +131,9 @@ struct ByWakeTime {
 };
 
 struct Timeline {
-  std::mutex mu;
-  std::condition_variable work_cv;  // device thread: new work
-  std::condition_variable done_cv;  // host waiters: an op completed
+  SpinningMutex mu;
+  std::condition_variable_any work_cv;  // device thread: new work
+  std::condition_variable_any done_cv;  // host waiters: an op completed
   std::priority_queue<std::shared_ptr<OpHandle>, std::vector<std::shared_ptr<OpHandle>>, ByWakeTime>
       heap;
   uint64_t next_seq = 1;
@@ -150,7 +151,7 @@ struct Timeline {
   double bw[4][2] = {};
   // Collectives started and waiting for the other ranks; the resolver thread serves them.
   std::vector<std::shared_ptr<OpHandle>> unresolved;
-  std::condition_variable resolver_cv;
+  std::condition_variable_any resolver_cv;
   bool resolver_running = false;
 };
 
@@ -321,7 +322,7 @@ void ResolveLocked(const std::shared_ptr<OpHandle>& op, bool ok, uint64_t latest
 // The resolver thread: waits on each started collective's rendezvous (oldest first) and ends it.
 void ResolverMain() {
   Timeline& t = T();
-  std::unique_lock<std::mutex> lock(t.mu);
+  std::unique_lock<SpinningMutex> lock(t.mu);
   for (;;) {
     if (t.unresolved.empty()) {
       t.resolver_cv.wait(lock);
@@ -453,7 +454,7 @@ void ReportCompleted(const OpHandle& op, bool fault) {
 
 void DeviceThreadMain() {
   Timeline& t = T();
-  std::unique_lock<std::mutex> lock(t.mu);
+  std::unique_lock<SpinningMutex> lock(t.mu);
   for (;;) {
     if (t.heap.empty()) {
       lock.unlock();
@@ -532,7 +533,7 @@ Stream* PerThreadStream(int device) {
   if (mine[device] == nullptr) {
     Timeline& t = T();
     {
-      std::lock_guard<std::mutex> lock(t.mu);
+      std::lock_guard<SpinningMutex> lock(t.mu);
       mine[device] = NewStreamLocked(t.devices[device], 0, 0, true);
     }
     ReportStreamCreated(mine[device], 0);
@@ -541,7 +542,7 @@ Stream* PerThreadStream(int device) {
 }
 
 // Waits (holding `lock`) until every op in `ops` is done.
-void WaitAllLocked(std::unique_lock<std::mutex>& lock,
+void WaitAllLocked(std::unique_lock<SpinningMutex>& lock,
                    const std::vector<std::shared_ptr<OpHandle>>& ops) {
   for (const auto& op : ops) {
     if (op) T().done_cv.wait(lock, [&] { return op->done; });
@@ -610,7 +611,7 @@ void TimelineStart(int devices) {
 
 void TimelineDrainAtExit() {
   Timeline& t = T();
-  std::unique_lock<std::mutex> lock(t.mu);
+  std::unique_lock<SpinningMutex> lock(t.mu);
   uint64_t deadline = NowNs() + 30ull * 1000000000ull;  // a runaway queue must not hang exit
   for (Device* d : t.devices) {
     while (!d->pending.empty() && NowNs() < deadline) {
@@ -621,14 +622,14 @@ void TimelineDrainAtExit() {
 }
 
 double CopyBandwidth(int memcpy_kind, bool pinned) {
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   return T().bw[memcpy_kind][pinned ? 1 : 0];
 }
 
 int SetCopyBandwidth(int memcpy_kind, int pinned, double bytes_per_second) {
   if (memcpy_kind < 1 || memcpy_kind > 3 || !(bytes_per_second > 0)) return -1;
   if (EnsureInitialized() != cudaSuccess) return -1;
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (memcpy_kind == cudaMemcpyDeviceToDevice) {
     T().bw[memcpy_kind][0] = T().bw[memcpy_kind][1] = bytes_per_second;
   } else {
@@ -664,7 +665,7 @@ void SetCurrentDevice(int device) { t_current_device = device; }
 
 cudaError_t StickyError(int device) {
   Timeline& t = T();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<SpinningMutex> lock(t.mu);
   if (device < 0 || static_cast<size_t>(device) >= t.devices.size()) return cudaSuccess;
   return t.devices[device]->sticky;
 }
@@ -680,7 +681,7 @@ Stream* ResolveStream(int device, cudaStream_t s, bool per_thread_default) {
   if (s == cudaStreamLegacy) return t.devices[device]->legacy;
   if (s == cudaStreamPerThread) return PerThreadStream(device);
   auto* candidate = reinterpret_cast<Stream*>(s);
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<SpinningMutex> lock(t.mu);
   return t.live_streams.count(candidate) ? candidate : nullptr;
 }
 
@@ -688,7 +689,7 @@ Stream* CreateStream(int device, unsigned flags, int priority, uint32_t corr) {
   Timeline& t = T();
   Stream* s;
   {
-    std::lock_guard<std::mutex> lock(t.mu);
+    std::lock_guard<SpinningMutex> lock(t.mu);
     s = NewStreamLocked(t.devices[device], flags, priority, false);
   }
   ReportStreamCreated(s, corr);
@@ -697,7 +698,7 @@ Stream* CreateStream(int device, unsigned flags, int priority, uint32_t corr) {
 
 void DestroyStream(Stream* s) {
   Timeline& t = T();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<SpinningMutex> lock(t.mu);
   t.live_streams.erase(s);
   auto& v = s->dev->streams;
   v.erase(std::remove(v.begin(), v.end(), s), v.end());
@@ -711,7 +712,7 @@ unsigned StreamFlags(const Stream* s) { return s->flags; }
 int StreamPriority(const Stream* s) { return s->priority; }
 
 bool StreamIdle(Stream* s) {
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   for (const auto& op : StreamFrontierLocked(s)) {
     if (op && !op->done) return false;
   }
@@ -723,14 +724,14 @@ cudaError_t SynchronizeStream(Stream* s) {
   // (CUDA Programming Guide, "Stream Capture": prohibited and unhandled operations).
   if (cudaError_t e = RefuseWhileCapturing(s)) return e;
   Timeline& t = T();
-  std::unique_lock<std::mutex> lock(t.mu);
+  std::unique_lock<SpinningMutex> lock(t.mu);
   WaitAllLocked(lock, StreamFrontierLocked(s));
   return s->dev->sticky;
 }
 
 cudaError_t SynchronizeDevice(int device) {
   Timeline& t = T();
-  std::unique_lock<std::mutex> lock(t.mu);
+  std::unique_lock<SpinningMutex> lock(t.mu);
   Device* d = t.devices[device];
   uint64_t target = t.next_seq - 1;  // everything submitted before this call
   t.done_cv.wait(lock, [&] { return d->pending.empty() || *d->pending.begin() > target; });
@@ -743,7 +744,7 @@ void SynchronizeAllDevices() {
 
 void DeviceBarrier(int device) {
   Timeline& t = T();
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<SpinningMutex> lock(t.mu);
   Device* d = t.devices[device];
   if (AnyStreamBlockedBefore(d, t.next_seq)) {
     d->barrier_pending = true;  // placed when the untimed work before it is timed
@@ -758,19 +759,19 @@ void DeviceBarrier(int device) {
 Event* CreateEvent(int device, unsigned flags) {
   Timeline& t = T();
   auto* e = new Event{t.devices[device], flags, t.next_event_id++, nullptr};
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::lock_guard<SpinningMutex> lock(t.mu);
   t.live_events.insert(e);
   return e;
 }
 
 bool IsEvent(const Event* e) {
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   return T().live_events.count(e) != 0;
 }
 
 void DestroyEvent(Event* e) {
   // Nothing keeps a reference to an event: a stream that waited on it copied its time.
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (T().live_events.erase(e)) delete e;
 }
 
@@ -781,26 +782,26 @@ cudaError_t RecordEvent(Event* e, Stream* s, uint32_t corr) {
   if (cudaError_t c = RefuseWhileCapturing(s)) return c;
   auto op = NewOp(OpHandle::kMarker, s, corr);
   op->submit_ns = NowNs();
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   ScheduleLocked(op);
   e->marker = op;
   return cudaSuccess;
 }
 
 cudaError_t QueryEvent(Event* e) {
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (e->dev->sticky != cudaSuccess) return e->dev->sticky;
   return !e->marker || e->marker->done ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t SynchronizeEvent(Event* e) {
-  std::unique_lock<std::mutex> lock(T().mu);
+  std::unique_lock<SpinningMutex> lock(T().mu);
   WaitAllLocked(lock, {e->marker});
   return e->dev->sticky;
 }
 
 cudaError_t EventElapsedMs(Event* start, Event* end, float* ms) {
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if ((start->flags & cudaEventDisableTiming) || (end->flags & cudaEventDisableTiming)) {
     return cudaErrorInvalidResourceHandle;
   }
@@ -813,7 +814,7 @@ cudaError_t EventElapsedMs(Event* start, Event* end, float* ms) {
 
 cudaError_t StreamWaitEvent(Stream* s, Event* e) {
   if (cudaError_t c = RefuseWhileCapturing(s)) return c;
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (!e->marker) return cudaSuccess;  // never recorded: nothing to wait for
   // A zero-length marker that starts no earlier than the record ends (TimeLocked) makes the wait
   // visible to cudaStreamSynchronize/Query on `s`, and defers it while the record is untimed.
@@ -868,7 +869,7 @@ cudaError_t ScheduleKernel(Stream* s, const LaunchArgs& a, uint32_t corr, uint32
     if (op->group) op->collective_index = NextCollectiveIndex(op->group);
   }
   op->submit_ns = NowNs();
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
   ScheduleLocked(op);
   return cudaSuccess;
@@ -887,7 +888,7 @@ cudaError_t ScheduleCapturedOp(Stream* s, const OpHandle& proto, uint32_t corr, 
   op->bytes = proto.bytes;
   op->duration_ns = proto.duration_ns;
   op->submit_ns = NowNs();
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
   ScheduleLocked(op);
   return cudaSuccess;
@@ -984,7 +985,7 @@ cudaError_t SubmitCopy(Stream* s, const CopyArgs& a, uint32_t corr, bool* host_m
     return CaptureOp(capturing, op, 1);  // CU_GRAPH_NODE_TYPE_MEMCPY
   }
   op->submit_ns = NowNs();
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
   ScheduleLocked(op);
   *out = op;
@@ -1021,7 +1022,7 @@ cudaError_t SubmitMemset(Stream* s, void* dst, int value, size_t width, size_t h
   if (async) WaitUntilNs(NowNs() + GetConfig().api_host_ns);
   if (capturing != nullptr) return CaptureOp(capturing, op, 2);  // CU_GRAPH_NODE_TYPE_MEMSET
   op->submit_ns = NowNs();
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
   ScheduleLocked(op);
   *out = op;
@@ -1038,7 +1039,7 @@ cudaError_t SubmitFreeAsync(Stream* s, void* p, uint32_t corr) {
   auto op = NewOp(OpHandle::kFree, s, corr);
   op->free_ptr = p;
   op->submit_ns = NowNs();
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   ScheduleLocked(op);
   return cudaSuccess;
 }
@@ -1049,7 +1050,7 @@ cudaError_t SubmitHostFunc(Stream* s, void (*fn)(void*), void* user, uint32_t co
   op->host_fn = fn;
   op->host_fn_data = user;
   op->submit_ns = NowNs();
-  std::lock_guard<std::mutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().mu);
   if (s->dev->sticky != cudaSuccess) return s->dev->sticky;
   ScheduleLocked(op);
   return cudaSuccess;
@@ -1057,7 +1058,7 @@ cudaError_t SubmitHostFunc(Stream* s, void (*fn)(void*), void* user, uint32_t co
 
 cudaError_t WaitOp(const std::shared_ptr<OpHandle>& op) {
   if (!op) return cudaSuccess;
-  std::unique_lock<std::mutex> lock(T().mu);
+  std::unique_lock<SpinningMutex> lock(T().mu);
   WaitAllLocked(lock, {op});
   return op->dev->sticky;
 }
@@ -1066,7 +1067,7 @@ void ResetDevice(int device) {
   SynchronizeDevice(device);
   Timeline& t = T();
   {
-    std::lock_guard<std::mutex> lock(t.mu);
+    std::lock_guard<SpinningMutex> lock(t.mu);
     Device* d = t.devices[device];
     for (Stream* s : d->streams) {
       if (!s->per_thread) {
