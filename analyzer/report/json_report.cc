@@ -541,6 +541,7 @@ class JsonFormat final : public ReportFormat {
                              .Set("joined_steps", a.replay.joined_steps)
                              .Set("measured_step_ns", a.replay.measured_step_ns)
                              .Set("replayed_step_ns", a.replay.replayed_step_ns)
+                             .Set("step_marks", a.replay.step_marks)
                              .Set("reason", a.replay.reason));
     Json notes = Json::Array();
     for (const std::string& n : a.notes) notes.Push(n);

@@ -46,10 +46,15 @@ std::string ReplayCheckLine(const ReplaySummary& r) {
       "the traces' dependencies%s replay to %s (measured %s, %+.1f%%), device busy %+.1f%%",
       r.joined_steps ? absl::StrCat(", the ranks joined at ", r.joined_steps, " steps,") : "",
       FormatDuration(r.replayed_wall_ns), FormatDuration(r.measured_wall_ns), 100 * r.wall_error, 100 * r.busy_error);
+  const std::string steps =
+      r.measured_step_ns > 0 && !r.step_marks.empty()
+          ? absl::StrCat(" (steps marked by ", r.step_marks, ": ", FormatDuration(r.replayed_step_ns),
+                         " a step, measured ", FormatDuration(r.measured_step_ns), ")")
+          : std::string();
   if (r.ok)
-    return absl::StrCat("Replay check: ", figures, ": within ", FormatPercent(r.tolerance),
+    return absl::StrCat("Replay check: ", figures, steps, ": within ", FormatPercent(r.tolerance),
                         ", so each recommendation shows what it would buy.");
-  return absl::StrCat("Replay check: ", figures, "; no prediction is shown: ", r.reason, ".");
+  return absl::StrCat("Replay check: ", figures, steps, "; no prediction is shown: ", r.reason, ".");
 }
 
 // The straggler brought to the other ranks' median host-bound idle (analyzer/whatif/step_join.h).

@@ -228,6 +228,9 @@ struct ReplaySummary {
   // (RanksSection::step_ns), else the traces' complete profiler steps (ProfilerStep#N, the
   // longest trace's); 0 when the traces give no steps.
   TimeNs measured_step_ns = 0, replayed_step_ns = 0;
+  // What marks those steps: "collectives" (joined ranks), "ProfilerStep#N", an NVTX range
+  // ("NVTX range \"step\"", whatif/nvtx_steps.h); empty without steps.
+  std::string step_marks;
 };
 
 struct Analysis {

@@ -20,6 +20,9 @@ namespace gs::analyzer::testing {
 
 // Each returns "" on success, else the error.
 std::string WriteStarvedTrace(const std::string& path, int steps = 12);
+// The same with the NVTX ranges of a loop that marks its steps: "train_step N" around each step
+// (outermost, tiling the loop), "load" and "forward" inside, and an outermost "setup" once.
+std::string WriteStarvedTraceWithStepRanges(const std::string& path, int steps = 12);
 // Kernels queued far ahead: utilisation near 100%, no recommendation.
 std::string WriteHealthyTrace(const std::string& path, int steps = 50);
 // The starved trace cut in the middle of its last frame (a killed process).

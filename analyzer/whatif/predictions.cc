@@ -134,6 +134,12 @@ void AttachPredictions(const std::vector<TraceReplay>& replays, Analysis* a) {
   // section measured it (the mean between collectives), else the profiler steps'.
   s.measured_step_ns = pairing.steps > 0 ? a->ranks.step_ns : measured.step_ns;
   s.replayed_step_ns = s.measured_step_ns > 0 ? replayed.step_ns : 0;
+  if (pairing.steps > 0) {
+    s.step_marks = "collectives";
+  } else if (s.measured_step_ns > 0) {
+    for (const TraceReplay& r : replays)
+      if (s.step_marks.empty()) s.step_marks = r.step_marks;
+  }
   s.joined_steps = pairing.steps > 0 ? pairing.steps - 1 : 0;  // between the first compared collective and the last
   for (const TraceReplay& r : replays) {
     s.tolerance = r.check.tolerance;

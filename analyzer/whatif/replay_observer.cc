@@ -7,6 +7,7 @@
 #include "analyzer/model/importer.h"
 #include "analyzer/ranks/rank_summary.h"
 #include "analyzer/result/trace_result.h"
+#include "analyzer/whatif/nvtx_steps.h"
 
 namespace gs::analyzer::whatif {
 
@@ -41,6 +42,7 @@ void ReplayObserver::BeginTrace(size_t index, const TraceImporter& importer, con
   (void)index, (void)importer, (void)analyzer;
   sink_.records = ReplayRecords();
   sink_.calls.clear();
+  sink_.outermost_nvtx.clear();
   sink_.max_records = max_records_;
   sink_.overflowed = false;
   gaps_.clear();
@@ -69,6 +71,7 @@ void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const
                                   "replay a shorter capture (a window: gpustall start/stop)");
     replays_.push_back(std::move(r));
     sink_.overflowed = false;
+    sink_.outermost_nvtx.clear();
     gaps_.clear();
     return;
   }
@@ -79,15 +82,27 @@ void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const
   for (const ProcessActivity& p : importer.info().processes.processes())
     if (p.last.role == ProcessRole::kDataWorker) ++workers;
   std::vector<int32_t> steps = StepWork(sink_.records, importer.tables());
+  // Steps where the trace marks them: PyTorch profiler steps, else the program's NVTX ranges.
   std::vector<TimeNs> step_starts;
+  std::string step_marks;
   for (const ProfilerStep& p : importer.info().profiler_steps) step_starts.push_back(p.start_ns);
+  if (!step_starts.empty()) {
+    step_marks = "ProfilerStep#N";
+  } else {
+    NvtxSteps nvtx = FindNvtxSteps(sink_.outermost_nvtx, importer.tables());
+    step_starts = std::move(nvtx.starts);
+    if (!step_starts.empty()) step_marks = DescribeNvtxSteps(nvtx);
+  }
+  sink_.outermost_nvtx.clear();
   std::sort(step_starts.begin(), step_starts.end());
   ProfilerSteps profiler_steps = TieProfilerSteps(sink_.records, step_starts);
+  if (profiler_steps.steps == 0) step_marks.clear();  // marks that tie to no call mark nothing
   const ReplayGraph graph(std::move(sink_.records), std::move(steps), std::move(profiler_steps));
   sink_.records = ReplayRecords();
   sink_.calls.clear();
   replays_.push_back(TraceReplay{index, graph.parameters(), CheckReplay(graph),
-                                 PredictFixes(graph, gaps_, importer.tables(), pinned, workers)});
+                                 PredictFixes(graph, gaps_, importer.tables(), pinned, workers),
+                                 std::move(step_marks)});
   gaps_.clear();
 }
 

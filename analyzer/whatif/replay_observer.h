@@ -12,6 +12,7 @@
 #define GPUSTALL_ANALYZER_WHATIF_REPLAY_OBSERVER_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "analyzer/analysis/trace_observer.h"
@@ -26,6 +27,9 @@ struct TraceReplay {
   ReplayParameters parameters;
   ReplayCheck check;
   std::vector<WhatIf> what_ifs;  // computed whether or not the check held
+  // What marks the trace's steps: "ProfilerStep#N", an NVTX range's name (nvtx_steps.h), or
+  // empty (none).
+  std::string step_marks;
 };
 
 inline constexpr size_t kMaxReplayRecords = 8'000'000;
@@ -75,7 +79,12 @@ class ReplayObserver final : public TraceObserver {
     bool overflowed = false;
     void OnSample(const Sample&) override {}
     void OnMemoryEvent(const MemoryEvent&) override {}
+    // The outermost ranges only, the candidates for steps (nvtx_steps.h): a handful per step.
+    void OnNvtxRange(const NvtxRange& r) override {
+      if (r.depth == 0 && !overflowed) outermost_nvtx.push_back(r);
+    }
     ReplayRecords records;
+    std::vector<NvtxRange> outermost_nvtx;
     absl::flat_hash_map<std::pair<uint64_t, TimeNs>, int32_t> calls;  // (thread, entry) -> index
   };
   size_t max_records_ = kMaxReplayRecords;

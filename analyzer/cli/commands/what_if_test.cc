@@ -64,6 +64,43 @@ TEST_F(WhatIfTest, TheTextReportSaysWhatEachFixBuysAndWhetherTheReplayHeld) {
   EXPECT_NE(r.out.find("so each recommendation shows what it would buy"), std::string::npos) << r.out;
 }
 
+TEST_F(WhatIfTest, AnAgentTraceWhoseNvtxRangesMarkItsStepsGetsTheStepPredicted) {
+  // No profiler steps: the loop's own "train_step N" ranges mark the steps (whatif/nvtx_steps.h).
+  const std::string marked = dir_ + "/marked.gstrace";
+  ASSERT_EQ(testing::WriteStarvedTraceWithStepRanges(marked), "");
+  const Ran r = Report({"report", "--what-if", "--json", "--jobs", "1", marked});
+  ASSERT_EQ(r.exit, 0) << r.err;
+  absl::StatusOr<Json> j = Json::Parse(r.out);
+  ASSERT_TRUE(j.ok()) << j.status();
+  const Json& replay = (*j)["replay"];
+  EXPECT_TRUE(replay["ok"].as_bool()) << r.out;
+  EXPECT_EQ(replay["step_marks"].as_string(), "NVTX ranges \"train_step 0\" to \"train_step 11\"");
+  // Each step of the written loop: 33 ms of loading and copying, 10 us to the first kernel, three
+  // 2 ms kernels, the read-back's 30 us.
+  const double step = 33e6 + 10e3 + 6e6 + 30e3;
+  EXPECT_NEAR(static_cast<double>(replay["measured_step_ns"].as_int()), step, 0.01 * step);
+  EXPECT_NEAR(static_cast<double>(replay["replayed_step_ns"].as_int()), step, 0.03 * step);
+  bool predicted = false;
+  for (const Json& rec : (*j)["recommendations"].items()) {
+    if (rec["kind"].as_string() != "input_pipeline") continue;
+    ASSERT_TRUE(rec.Has("prediction")) << r.out;
+    const Json& p = rec["prediction"];
+    EXPECT_EQ(p["step_ns_before"].as_int(), replay["measured_step_ns"].as_int());
+    // Loading is 30 of the step's 39 ms: free input preparation leaves the device's 6 ms and the
+    // copies' few, and never less than the device's own 6 ms.
+    EXPECT_LT(p["step_ns"].as_int(), p["step_ns_before"].as_int() / 2) << p.Dump(2);
+    EXPECT_GE(p["step_ns"].as_int(), 6000000) << p.Dump(2);
+    predicted = true;
+  }
+  EXPECT_TRUE(predicted) << r.out;
+  const Ran text = Report({"report", "--what-if", "--width", "200", marked});
+  ASSERT_EQ(text.exit, 0) << text.err;
+  EXPECT_NE(text.out.find("(steps marked by NVTX ranges \"train_step 0\" to \"train_step 11\": "),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find(", step 39.0 ms -> "), std::string::npos) << text.out;
+}
+
 TEST_F(WhatIfTest, WithoutTheFlagTheReportHasNoneOfIt) {
   const Ran r = Report({"report", "--json", starved_});
   ASSERT_EQ(r.exit, 0) << r.err;
