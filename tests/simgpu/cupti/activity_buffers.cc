@@ -12,6 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "tool_hooks.h"
+
+// Optional in the driver (tool_hooks.h): a driver without it reports every end on time.
+#pragma weak simgpuDriverReportEnded
+
 namespace simgpu_cupti {
 namespace {
 
@@ -228,6 +233,15 @@ void AppendToBuffers(const void* record, size_t size, RequestTiming* timing) {
 
 CUptiResult FlushAllBuffers(uint32_t /*flag: all records here are complete; see header*/) {
   State& s = S();
+  bool on_worker = false;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.requested == nullptr) return CUPTI_ERROR_INVALID_OPERATION;
+    on_worker = std::this_thread::get_id() == s.worker_id;
+  }
+  // A flush delivers the records of all work completed on the device: the driver's device thread
+  // may not have reported the latest kernels' ends yet (tool_hooks.h, simgpuDriverReportEnded).
+  if (!on_worker && simgpuDriverReportEnded != nullptr) simgpuDriverReportEnded();
   std::unique_lock<std::mutex> lock(s.mu);
   if (s.requested == nullptr) return CUPTI_ERROR_INVALID_OPERATION;
   if (s.has_current && s.current.records > 0) {

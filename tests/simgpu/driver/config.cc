@@ -155,6 +155,7 @@ Config LoadConfig() {
   Duration("SIMGPU_DEVICE_LATENCY_NS", &c.device_latency_ns);
   Duration("SIMGPU_COPY_LATENCY_NS", &c.copy_latency_ns);
   Duration("SIMGPU_STREAM_GAP_NS", &c.stream_gap_ns);
+  Duration("SIMGPU_COMPLETION_BATCH_NS", &c.completion_batch_ns);
   Duration("SIMGPU_MALLOC_HOST_NS", &c.malloc_host_ns);
   Duration("SIMGPU_FREE_HOST_NS", &c.free_host_ns);
   Duration("SIMGPU_HOST_ALLOC_HOST_NS", &c.host_alloc_host_ns);

@@ -47,6 +47,9 @@ struct Config {
   uint64_t device_latency_ns = 2000;
   uint64_t copy_latency_ns = 1500;
   uint64_t stream_gap_ns = 0;
+  // How late the device thread may report a kernel's end while no host thread waits for it
+  // (timeline.cc, "Lazy completions"); 0: at its end, as every other op.
+  uint64_t completion_batch_ns = 1000000;
   uint64_t malloc_host_ns = 20000;
   uint64_t free_host_ns = 10000;
   uint64_t host_alloc_host_ns = 50000;

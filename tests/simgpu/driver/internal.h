@@ -38,6 +38,8 @@ bool TruthEnabled();
 void TimelineStart(int devices);
 // At exit: waits (bounded) for submitted work, then stops reporting.
 void TimelineDrainAtExit();
+// Returns once every op that ended by now is reported (simgpuDriverReportEnded).
+void ReportEndedOps();
 
 // Memory accounting per device, used by DeviceMalloc and the capacity setter.
 size_t DeviceMemoryUsed(int device);

@@ -255,6 +255,8 @@ __attribute__((visibility("default"))) void simgpuDriverSetToolHooks(const Simgp
   simgpu::g_hooks.store(copy, std::memory_order_release);
 }
 
+__attribute__((visibility("default"))) void simgpuDriverReportEnded(void) { simgpu::ReportEndedOps(); }
+
 __attribute__((visibility("default"))) uint32_t simgpuDriverNextCorrelationId(void) {
   uint32_t id;
   do {

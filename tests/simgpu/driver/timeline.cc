@@ -25,6 +25,22 @@
 // timed — from its own submit time, as if the end had been known — when what it waits for is
 // timed. Work that depends on nothing untimed is scheduled at once, so other streams keep running
 // while a collective waits, as on a real GPU.
+//
+// Lazy completions. A GPU finishes work without a host thread: nothing on the host wakes at each
+// kernel's end. The device thread here does, to report the end (CUPTI's record, the truth log)
+// and mark it done, and in a launch-bound loop of 2 us kernels that was a wake every few kernels,
+// a quarter of the process's CPU (26,000 context switches in 1.6 s of CPU, workload_launch_bound
+// --steps 1000): host CPU a real device does not take, and that competes with the application
+// and the tools on a small machine. So the end of a kernel or an event record (nothing to move,
+// no host code, no fault) may be reported up to SIMGPU_COMPLETION_BATCH_NS late (default 1 ms):
+// the device thread sleeps until the oldest such end is that old and then reports every end due,
+// in one wake, with the modelled times. What the host sees stays exact: while a host thread waits
+// (a synchronize, WaitOp, exit) every end is handled on time (Timeline::waiters), a query
+// (cudaStreamQuery, cudaEventQuery, cudaEventElapsedTime) of work whose end has passed waits the
+// few microseconds for its report, and cuptiActivityFlushAll first has every end so far reported
+// (simgpuDriverReportEnded), as NVIDIA's flush delivers the records of all completed work. Only
+// CUPTI's records between flushes come later, by up to that time, which CUPTI's buffering allows
+// anyway (records reach the tool when a buffer completes).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -51,6 +67,8 @@ struct OpHandle {
   uint64_t seq = 0, submit_ns = 0, start_ns = 0, end_ns = 0, duration_ns = 0;
   uint64_t wake_ns = 0;  // when the device thread next handles it: start, then end
   bool started = false;  // bytes moved; guarded by Timeline::mu
+  // Its end may be reported late, while no host thread waits ("Lazy completions" above).
+  bool lazy = false;
   uint32_t corr = 0, tid = 0;
   // The outermost API call that submitted it (api_scope.h): truth log submit_api/submit_domain.
   const char* submit_api = nullptr;
@@ -136,6 +154,11 @@ struct Timeline {
   std::condition_variable_any done_cv;  // host waiters: an op completed
   std::priority_queue<std::shared_ptr<OpHandle>, std::vector<std::shared_ptr<OpHandle>>, ByWakeTime>
       heap;
+  // Lazy ops (their end only), apart: the device thread sleeps past the oldest one's end.
+  std::priority_queue<std::shared_ptr<OpHandle>, std::vector<std::shared_ptr<OpHandle>>, ByWakeTime>
+      lazy_heap;
+  int waiters = 0;  // host threads waiting for an op's end (AwaitLocked): no end is reported late
+  int lazy_in_flight = 0;  // lazy ops taken off lazy_heap and not yet done
   uint64_t next_seq = 1;
   std::vector<Device*> devices;
   std::set<Stream*> live_streams;
@@ -202,6 +225,11 @@ bool MustDeferLocked(const OpHandle& op) {
 
 void StartResolverLocked();
 
+// When the device thread must handle `op` (see "Lazy completions" above). Caller holds T().mu.
+uint64_t DueLocked(const OpHandle& op) {
+  return op.lazy && T().waiters == 0 ? op.wake_ns + GetConfig().completion_batch_ns : op.wake_ns;
+}
+
 // Computes start/end of an op whose dependencies are all timed, and queues it (a collective of a
 // multi-rank group: publishes its start and waits for the resolver instead). Caller holds T().mu.
 void TimeLocked(const std::shared_ptr<OpHandle>& op) {
@@ -241,8 +269,11 @@ void TimeLocked(const std::shared_ptr<OpHandle>& op) {
   // Only ops that touch memory or run host code need the device thread at their start.
   op->started = op->kind == OpHandle::kKernel || op->kind == OpHandle::kMarker;
   op->wake_ns = op->started ? op->end_ns : op->start_ns;
-  t.heap.push(op);
-  if (op->wake_ns < t.device_wakes_at) {
+  // A kernel that faults sets the device's sticky error at its end: never late.
+  op->lazy = c.completion_batch_ns > 0 && op->started &&
+             !(op->kind == OpHandle::kKernel && (op->kernel->faults || op->fail != cudaSuccess));
+  (op->lazy ? t.lazy_heap : t.heap).push(op);
+  if (DueLocked(*op) < t.device_wakes_at) {
     t.device_wakes_at = 0;  // it is awake until it sleeps again and says until when
     t.work_cv.notify_one();
   }
@@ -452,30 +483,47 @@ void ReportCompleted(const OpHandle& op, bool fault) {
   ReportOp(r, x);
 }
 
+thread_local bool t_device_thread = false;
+
 void DeviceThreadMain() {
+  t_device_thread = true;
   Timeline& t = T();
   std::unique_lock<SpinningMutex> lock(t.mu);
+  // Lazy ops that ended by this time are handled now (set once the oldest one is due, so that
+  // they go together, in one wake, and not one by one as each becomes due).
+  uint64_t lazy_through = 0;
   for (;;) {
-    if (t.heap.empty()) {
+    if (t.heap.empty() && t.lazy_heap.empty()) {
       lock.unlock();
       TruthFlush();  // idle: a good moment to write the truth log
       lock.lock();
-      if (t.heap.empty()) {
+      if (t.heap.empty() && t.lazy_heap.empty()) {
         t.device_wakes_at = UINT64_MAX;
         t.work_cv.wait_for(lock, std::chrono::milliseconds(100));
         t.device_wakes_at = 0;
       }
       continue;
     }
-    std::shared_ptr<OpHandle> op = t.heap.top();
-    if (NowNs() < op->wake_ns) {
-      t.device_wakes_at = op->wake_ns;
-      t.work_cv.wait_until(lock, std::chrono::steady_clock::time_point(
-                                     std::chrono::nanoseconds(op->wake_ns)));
+    const uint64_t now = NowNs();
+    if (!t.lazy_heap.empty() && DueLocked(*t.lazy_heap.top()) <= now) lazy_through = now;
+    // The earliest op to handle now: exact ones when they are due, lazy ones through
+    // `lazy_through`, in (time, seq) order between them.
+    const bool exact_ready = !t.heap.empty() && t.heap.top()->wake_ns <= now;
+    const bool lazy_ready = !t.lazy_heap.empty() && t.lazy_heap.top()->wake_ns <= lazy_through;
+    if (!exact_ready && !lazy_ready) {
+      uint64_t wake = UINT64_MAX;
+      if (!t.heap.empty()) wake = t.heap.top()->wake_ns;
+      if (!t.lazy_heap.empty()) wake = std::min(wake, DueLocked(*t.lazy_heap.top()));
+      t.device_wakes_at = wake;
+      t.work_cv.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake)));
       t.device_wakes_at = 0;
       continue;
     }
-    t.heap.pop();
+    const bool take_lazy = lazy_ready && (!exact_ready || ByWakeTime()(t.heap.top(), t.lazy_heap.top()));
+    auto& from = take_lazy ? t.lazy_heap : t.heap;
+    std::shared_ptr<OpHandle> op = from.top();
+    from.pop();
+    if (take_lazy) ++t.lazy_in_flight;
     Device* d = op->dev;
     // Work queued behind a fault never runs, as on a real device whose context is corrupted.
     bool dropped = d->sticky != cudaSuccess;
@@ -498,6 +546,7 @@ void DeviceThreadMain() {
     lock.lock();
     if (fault) d->sticky = fault_error;
     op->done = true;
+    if (op->lazy) --t.lazy_in_flight;
     d->pending.erase(op->seq);
     t.done_cv.notify_all();
   }
@@ -541,12 +590,36 @@ Stream* PerThreadStream(int device) {
   return mine[device];
 }
 
+// Waits (holding `lock`) until `done()`, as a waiter: while one waits, no op's end is reported
+// late, and a device thread asleep past a lazy op's end is woken to report it.
+template <typename Done>
+void AwaitLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
+  Timeline& t = T();
+  if (done()) return;
+  ++t.waiters;
+  if (t.device_wakes_at != 0) {
+    t.device_wakes_at = 0;
+    t.work_cv.notify_one();
+  }
+  t.done_cv.wait(lock, done);
+  --t.waiters;
+}
+
 // Waits (holding `lock`) until every op in `ops` is done.
 void WaitAllLocked(std::unique_lock<SpinningMutex>& lock,
                    const std::vector<std::shared_ptr<OpHandle>>& ops) {
   for (const auto& op : ops) {
-    if (op) T().done_cv.wait(lock, [&] { return op->done; });
+    if (op) AwaitLocked(lock, [&] { return op->done; });
   }
+}
+
+// Whether `op` is done as the host sees it now: a lazy op whose end has passed is, once the
+// device thread has reported it (waited for here: it is due at once).
+bool DoneNowLocked(std::unique_lock<SpinningMutex>& lock, const std::shared_ptr<OpHandle>& op) {
+  if (op->done) return true;
+  if (!op->lazy || !op->timed || op->end_ns > NowNs()) return false;
+  AwaitLocked(lock, [&] { return op->done; });
+  return true;
 }
 
 std::vector<std::shared_ptr<OpHandle>> StreamFrontierLocked(Stream* s) {
@@ -613,12 +686,26 @@ void TimelineDrainAtExit() {
   Timeline& t = T();
   std::unique_lock<SpinningMutex> lock(t.mu);
   uint64_t deadline = NowNs() + 30ull * 1000000000ull;  // a runaway queue must not hang exit
+  ++t.waiters;  // every end on time from here
+  t.device_wakes_at = 0;
+  t.work_cv.notify_one();
   for (Device* d : t.devices) {
     while (!d->pending.empty() && NowNs() < deadline) {
       t.done_cv.wait_for(lock, std::chrono::milliseconds(50));
     }
   }
+  --t.waiters;
   t.reporting = false;  // the tool may be finalised after us
+}
+
+void ReportEndedOps() {
+  if (t_device_thread) return;  // inside a hook: it cannot wait for itself
+  Timeline& t = T();
+  std::unique_lock<SpinningMutex> lock(t.mu);
+  const uint64_t now = NowNs();
+  AwaitLocked(lock, [&] {
+    return t.lazy_in_flight == 0 && (t.lazy_heap.empty() || t.lazy_heap.top()->wake_ns > now);
+  });
 }
 
 double CopyBandwidth(int memcpy_kind, bool pinned) {
@@ -712,9 +799,9 @@ unsigned StreamFlags(const Stream* s) { return s->flags; }
 int StreamPriority(const Stream* s) { return s->priority; }
 
 bool StreamIdle(Stream* s) {
-  std::lock_guard<SpinningMutex> lock(T().mu);
+  std::unique_lock<SpinningMutex> lock(T().mu);
   for (const auto& op : StreamFrontierLocked(s)) {
-    if (op && !op->done) return false;
+    if (op && !DoneNowLocked(lock, op)) return false;
   }
   return true;
 }
@@ -734,7 +821,7 @@ cudaError_t SynchronizeDevice(int device) {
   std::unique_lock<SpinningMutex> lock(t.mu);
   Device* d = t.devices[device];
   uint64_t target = t.next_seq - 1;  // everything submitted before this call
-  t.done_cv.wait(lock, [&] { return d->pending.empty() || *d->pending.begin() > target; });
+  AwaitLocked(lock, [&] { return d->pending.empty() || *d->pending.begin() > target; });
   return d->sticky;
 }
 
@@ -789,9 +876,9 @@ cudaError_t RecordEvent(Event* e, Stream* s, uint32_t corr) {
 }
 
 cudaError_t QueryEvent(Event* e) {
-  std::lock_guard<SpinningMutex> lock(T().mu);
+  std::unique_lock<SpinningMutex> lock(T().mu);
   if (e->dev->sticky != cudaSuccess) return e->dev->sticky;
-  return !e->marker || e->marker->done ? cudaSuccess : cudaErrorNotReady;
+  return !e->marker || DoneNowLocked(lock, e->marker) ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t SynchronizeEvent(Event* e) {
@@ -801,12 +888,12 @@ cudaError_t SynchronizeEvent(Event* e) {
 }
 
 cudaError_t EventElapsedMs(Event* start, Event* end, float* ms) {
-  std::lock_guard<SpinningMutex> lock(T().mu);
+  std::unique_lock<SpinningMutex> lock(T().mu);
   if ((start->flags & cudaEventDisableTiming) || (end->flags & cudaEventDisableTiming)) {
     return cudaErrorInvalidResourceHandle;
   }
   if (!start->marker || !end->marker) return cudaErrorInvalidResourceHandle;
-  if (!start->marker->done || !end->marker->done) return cudaErrorNotReady;
+  if (!DoneNowLocked(lock, start->marker) || !DoneNowLocked(lock, end->marker)) return cudaErrorNotReady;
   double diff = static_cast<double>(end->marker->end_ns) - static_cast<double>(start->marker->end_ns);
   *ms = static_cast<float>(diff / 1e6);
   return cudaSuccess;

@@ -144,6 +144,12 @@ void simgpuDriverSetToolHooks(const SimgpuToolHooks* hooks);
 /* A fresh correlation id (never 0), as the driver assigns them. */
 uint32_t simgpuDriverNextCorrelationId(void);
 
+/* Returns once every op that has ended by now has gone to on_op (the device thread may report a
+ * kernel's end late while no host thread waits: SIMGPU_COMPLETION_BATCH_NS). For
+ * cuptiActivityFlushAll, which delivers every record of work completed on the device; referenced
+ * weakly, like the queries below. No-op on the device thread (inside on_op). */
+void simgpuDriverReportEnded(void);
+
 /* Optional queries, added by the cupti helper for cuptiGetContextId / cuptiGetDeviceId /
  * cuptiGetStreamId(Ex). libcupti references them weakly: a driver that does not define them still
  * links, and those CUPTI calls then answer from what the hooks have shown so far.

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -92,6 +93,45 @@ TEST(SimgpuEvents, ElapsedTimeQueryAndSynchronize) {
   EXPECT_EQ(cudaEventQuery(b), cudaSuccess);
   ASSERT_EQ(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
   EXPECT_NEAR(ms, 25.0, 0.001) << "device timestamps follow the model";
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaStreamDestroy(s);
+}
+
+// ctest runs this with SIMGPU_COMPLETION_BATCH_NS=60s: the device thread may report a kernel's
+// or an event's end a minute late while no host thread waits (timeline.cc, "Lazy completions"),
+// so a query or a sync that saw only reported ends would answer a minute late. None does.
+TEST(SimgpuLazyCompletions, QueriesAndSyncsSeeEveryEndOnTime) {
+  cudaStream_t s;
+  cudaEvent_t a, b;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&a), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&b), cudaSuccess);
+  ASSERT_EQ(Launch(Kernel("blocker", 20), s), cudaSuccess);  // a and k10 then start back to back
+  ASSERT_EQ(cudaEventRecord(a, s), cudaSuccess);
+  ASSERT_EQ(Launch(Kernel("k10", 10), s), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(b, s), cudaSuccess);
+  EXPECT_EQ(cudaStreamQuery(s), cudaErrorNotReady);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));  // past the end, far inside the batch
+  EXPECT_EQ(cudaStreamQuery(s), cudaSuccess);
+  EXPECT_EQ(cudaEventQuery(b), cudaSuccess);
+  float ms = 0;
+  ASSERT_EQ(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
+  EXPECT_NEAR(ms, 10.0, 0.001);
+  // A sync returns at the end, not a batch later.
+  uint64_t t0 = simgpuNowNs();
+  ASSERT_EQ(Launch(Kernel("k20", 20), s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_GE(MsSince(t0), 20);
+  EXPECT_LT(MsSince(t0), 20 + kSlackMs);
+  t0 = simgpuNowNs();
+  ASSERT_EQ(Launch(Kernel("k20", 20), s), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(b, s), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(b), cudaSuccess);
+  ASSERT_EQ(Launch(Kernel("k20", 20), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_GE(MsSince(t0), 40);
+  EXPECT_LT(MsSince(t0), 40 + kSlackMs);
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   cudaStreamDestroy(s);
