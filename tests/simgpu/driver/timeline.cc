@@ -159,6 +159,7 @@ struct Timeline {
       lazy_heap;
   int waiters = 0;  // host threads waiting for an op's end (AwaitLocked): no end is reported late
   int lazy_in_flight = 0;  // lazy ops taken off lazy_heap and not yet done
+  std::atomic<uint32_t> device_pid{0};  // the process whose device thread serves this timeline
   uint64_t next_seq = 1;
   std::vector<Device*> devices;
   std::set<Stream*> live_streams;
@@ -679,6 +680,7 @@ void TimelineStart(int devices) {
     d->legacy = new Stream{d, 7, 0, 0, true, false, 0, nullptr, {}};
     t.devices.push_back(d);
   }
+  t.device_pid.store(ProcessId(), std::memory_order_release);
   std::thread(DeviceThreadMain).detach();  // runs until the process exits
 }
 
@@ -701,6 +703,8 @@ void TimelineDrainAtExit() {
 void ReportEndedOps() {
   if (t_device_thread) return;  // inside a hook: it cannot wait for itself
   Timeline& t = T();
+  // Not started, or a forked child (threads do not survive fork): no device thread to wait for.
+  if (t.device_pid.load(std::memory_order_acquire) != ProcessId()) return;
   std::unique_lock<SpinningMutex> lock(t.mu);
   const uint64_t now = NowNs();
   AwaitLocked(lock, [&] {
