@@ -13,20 +13,11 @@
 namespace gs::analyzer {
 namespace {
 
+using testing::MakeNvtxRange;
 using testing::SyntheticTrace;
 constexpr TimeNs kUs = 1000;
 constexpr uint32_t kStep = 1001, kData = 1002, kNccl = 1003, kAllreduce = 1004;
 
-NvtxRange Range(uint64_t thread, uint32_t name, TimeNs start, TimeNs end, uint32_t depth, uint32_t domain = 0) {
-  NvtxRange r;
-  r.thread = thread;
-  r.name = name;
-  r.domain = domain;
-  r.start_ns = start;
-  r.end_ns = end;
-  r.depth = depth;
-  return r;
-}
 
 // Thread 1: launch A (kernel 20-1000 µs), host work until 5000 µs in load_batch, launch B
 // (kernel 5020-6000 µs). Ranges: "step" 0-6000 µs, "data" 500-5005 µs inside it.
@@ -42,7 +33,7 @@ class NvtxAnalysisTest : public ::testing::Test {
     load_ = t_.Stack({"load_batch@train.py:10", "main@train.py:40"});
     t_.Launch(1, 0, 10 * kUs, 20 * kUs, 1000 * kUs, forward_);
     t_.Launch(1, 5000 * kUs, 5010 * kUs, 5020 * kUs, 6000 * kUs, load_);
-    ranges_ = {Range(1, kStep, 0, 6000 * kUs, 0), Range(1, kData, 500 * kUs, 5005 * kUs, 1)};
+    ranges_ = {MakeNvtxRange(1, kStep, 0, 6000 * kUs, 0), MakeNvtxRange(1, kData, 500 * kUs, 5005 * kUs, 1)};
   }
 
   // Records in file order: NVTX ranges arrive when they close, after the work inside them.
@@ -141,8 +132,8 @@ TEST_F(NvtxAnalysisTest, OtherThreadsRangesDoNotTouchThisThreadsStacks) {
 }
 
 TEST_F(NvtxAnalysisTest, DomainsMarksAndOverlappingStartEndRanges) {
-  ranges_.push_back(Range(1, kAllreduce, 900 * kUs, 1100 * kUs, 0, kNccl));
-  ranges_.push_back(Range(1, kData, 3000 * kUs, 3000 * kUs, 0));  // a mark
+  ranges_.push_back(MakeNvtxRange(1, kAllreduce, 900 * kUs, 1100 * kUs, 0, kNccl));
+  ranges_.push_back(MakeNvtxRange(1, kData, 3000 * kUs, 3000 * kUs, 0));  // a mark
   const Analysis a = Analyze();
   const NvtxRangeStats* allreduce = Find(a, "allreduce");
   ASSERT_NE(allreduce, nullptr);
@@ -156,7 +147,7 @@ TEST_F(NvtxAnalysisTest, DomainsMarksAndOverlappingStartEndRanges) {
 }
 
 TEST_F(NvtxAnalysisTest, RangesBeforeAndAfterDeviceWorkAreIdle) {
-  ranges_.push_back(Range(1, kStep, 7000 * kUs, 8000 * kUs, 0));
+  ranges_.push_back(MakeNvtxRange(1, kStep, 7000 * kUs, 8000 * kUs, 0));
   const Analysis a = Analyze(/*expect_nvtx=*/false);  // enabled by the first range
   const NvtxRangeStats* step = Find(a, "step");
   ASSERT_NE(step, nullptr);

@@ -186,4 +186,16 @@ Analysis SyntheticTrace::Analyze(const AnalysisOptions& options) const {
   return builder.Build();
 }
 
+NvtxRange MakeNvtxRange(uint64_t thread, uint32_t name, TimeNs start, TimeNs end, uint32_t depth,
+                        uint32_t domain) {
+  NvtxRange r;
+  r.thread = thread;
+  r.name = name;
+  r.domain = domain;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.depth = depth;
+  return r;
+}
+
 }  // namespace gs::analyzer::testing

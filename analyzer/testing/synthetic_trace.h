@@ -76,6 +76,10 @@ class SyntheticTrace {
   std::vector<HostWait> waits_;
 };
 
+// An NVTX range of `thread`, `name` and `domain` string ids (TraceTables), `depth` 0 outermost.
+NvtxRange MakeNvtxRange(uint64_t thread, uint32_t name, TimeNs start, TimeNs end, uint32_t depth = 0,
+                        uint32_t domain = 0);
+
 }  // namespace gs::analyzer::testing
 
 #endif  // GPUSTALL_ANALYZER_TESTING_SYNTHETIC_TRACE_H_

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/testing/synthetic_trace.h"
 #include "gtest/gtest.h"
 
 namespace gs::analyzer::whatif {
@@ -18,13 +19,7 @@ class NvtxStepsTest : public ::testing::Test {
   NvtxRange Range(const std::string& name, TimeNs start, TimeNs end, uint32_t depth = 0, uint64_t thread = 1) {
     const uint32_t id = next_id_++;
     tables_.SetString(id, name);
-    NvtxRange r;
-    r.start_ns = start;
-    r.end_ns = end;
-    r.thread = thread;
-    r.name = id;
-    r.depth = depth;
-    return r;
+    return testing::MakeNvtxRange(thread, id, start, end, depth);
   }
   InMemoryTables tables_;
   uint32_t next_id_ = 1;
