@@ -226,6 +226,11 @@ bool MustDeferLocked(const OpHandle& op) {
 
 void StartResolverLocked();
 
+// A kernel that raises the device's sticky error at its end.
+bool Faults(const OpHandle& op) {
+  return op.kind == OpHandle::kKernel && (op.kernel->faults || op.fail != cudaSuccess);
+}
+
 // When the device thread must handle `op` (see "Lazy completions" above). Caller holds T().mu.
 uint64_t DueLocked(const OpHandle& op) {
   return op.lazy && T().waiters == 0 ? op.wake_ns + GetConfig().completion_batch_ns : op.wake_ns;
@@ -271,8 +276,7 @@ void TimeLocked(const std::shared_ptr<OpHandle>& op) {
   op->started = op->kind == OpHandle::kKernel || op->kind == OpHandle::kMarker;
   op->wake_ns = op->started ? op->end_ns : op->start_ns;
   // A kernel that faults sets the device's sticky error at its end: never late.
-  op->lazy = c.completion_batch_ns > 0 && op->started &&
-             !(op->kind == OpHandle::kKernel && (op->kernel->faults || op->fail != cudaSuccess));
+  op->lazy = c.completion_batch_ns > 0 && op->started && !Faults(*op);
   (op->lazy ? t.lazy_heap : t.heap).push(op);
   if (DueLocked(*op) < t.device_wakes_at) {
     t.device_wakes_at = 0;  // it is awake until it sleeps again and says until when
@@ -538,8 +542,7 @@ void DeviceThreadMain() {
       continue;
     }
     cudaError_t fault_error = op->fail != cudaSuccess ? op->fail : cudaErrorIllegalAddress;
-    bool fault = !dropped && op->kind == OpHandle::kKernel &&
-                 (op->kernel->faults || op->fail != cudaSuccess);
+    bool fault = !dropped && Faults(*op);
     bool reporting = t.reporting;
     lock.unlock();
     if (!dropped && reporting) ReportCompleted(*op, fault);  // before `done`: a sync sees it
@@ -591,19 +594,29 @@ Stream* PerThreadStream(int device) {
   return mine[device];
 }
 
-// Waits (holding `lock`) until `done()`, as a waiter: while one waits, no op's end is reported
-// late, and a device thread asleep past a lazy op's end is woken to report it.
+// A host thread waiting for ends, for its lifetime (held with T().mu): while one waits, no op's
+// end is reported late, and a device thread asleep past a lazy op's end is woken to report it.
+class Waiter {
+ public:
+  Waiter() {
+    Timeline& t = T();
+    ++t.waiters;
+    if (t.device_wakes_at != 0) {
+      t.device_wakes_at = 0;
+      t.work_cv.notify_one();
+    }
+  }
+  ~Waiter() { --T().waiters; }
+  Waiter(const Waiter&) = delete;
+  Waiter& operator=(const Waiter&) = delete;
+};
+
+// Waits (holding `lock`) until `done()`, as a Waiter.
 template <typename Done>
 void AwaitLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
-  Timeline& t = T();
   if (done()) return;
-  ++t.waiters;
-  if (t.device_wakes_at != 0) {
-    t.device_wakes_at = 0;
-    t.work_cv.notify_one();
-  }
-  t.done_cv.wait(lock, done);
-  --t.waiters;
+  Waiter waiter;
+  T().done_cv.wait(lock, done);
 }
 
 // Waits (holding `lock`) until every op in `ops` is done.
@@ -688,15 +701,14 @@ void TimelineDrainAtExit() {
   Timeline& t = T();
   std::unique_lock<SpinningMutex> lock(t.mu);
   uint64_t deadline = NowNs() + 30ull * 1000000000ull;  // a runaway queue must not hang exit
-  ++t.waiters;  // every end on time from here
-  t.device_wakes_at = 0;
-  t.work_cv.notify_one();
-  for (Device* d : t.devices) {
-    while (!d->pending.empty() && NowNs() < deadline) {
-      t.done_cv.wait_for(lock, std::chrono::milliseconds(50));
+  {
+    Waiter waiter;  // every end on time from here
+    for (Device* d : t.devices) {
+      while (!d->pending.empty() && NowNs() < deadline) {
+        t.done_cv.wait_for(lock, std::chrono::milliseconds(50));
+      }
     }
   }
-  --t.waiters;
   t.reporting = false;  // the tool may be finalised after us
 }
 
