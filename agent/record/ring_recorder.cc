@@ -231,11 +231,6 @@ ThreadRing* RingRecorder::ClaimRingUnguarded() {
   return ring;
 }
 
-void RingRecorder::RecordGpuActivity(const GpuActivityEvent& activity) {
-  if (!enabled_.load(std::memory_order_relaxed)) return;
-  activities_.Add(&activity, 1);
-}
-
 void RingRecorder::RecordGpuActivities(const GpuActivityEvent* activities, size_t count) {
   if (!enabled_.load(std::memory_order_relaxed)) return;
   activities_.Add(activities, count);

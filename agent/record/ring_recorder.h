@@ -82,7 +82,7 @@ class RingRecorder final : public Recorder {
                          const CallSite& site) override;
   void RecordHostWait(const HostWaitEvent& event, bool capture_stack, int skip_frames, const CallSite& site,
                       bool any_thread) override;
-  void RecordGpuActivity(const GpuActivityEvent& activity) override;
+  void RecordGpuActivity(const GpuActivityEvent& activity) override { RecordGpuActivities(&activity, 1); }
   void RecordGpuActivities(const GpuActivityEvent* activities, size_t count) override;
   void AddDropped(uint64_t cupti_dropped, uint64_t other_dropped) override;
   void RecordGraphNode(const GraphNodeEvent& node) override {
