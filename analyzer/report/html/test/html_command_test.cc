@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "analyzer/cli/args.h"
 #include "analyzer/cli/commands/commands.h"
+#include "analyzer/cli/commands/run_command_for_test.h"
 #include "analyzer/summary/summarize_trace.h"
 #include "analyzer/summary/summary_file.h"
 #include "analyzer/testing/trace_files.h"
@@ -23,6 +24,13 @@ std::string TempPath(const std::string& name) {
 }
 
 bool Exists(const std::string& path) { return std::ifstream(path).good(); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
 
 TEST(HtmlArgsTest, TracesAndOutput) {
   absl::StatusOr<CliArgs> a = ParseArgs({"html", "a.gstrace", "b.gstrace", "-o", "r.html"});
@@ -45,18 +53,12 @@ TEST(HtmlArgsTest, OutputAndTraceAreRequired) {
 TEST(HtmlCommandTest, WritesOnePageForATrace) {
   const std::string trace = TempPath("starved.gstrace"), page = TempPath("starved.html");
   ASSERT_EQ(testing::WriteStarvedTrace(trace), "");
-  CliArgs args;
-  args.command = Subcommand::kHtml;
-  args.traces = {trace};
-  args.html_out = page;
-  std::ostringstream out, err;
-  EXPECT_EQ(RunHtml(args, out, err), kExitOk) << err.str();
-  EXPECT_TRUE(absl::StrContains(out.str(), "wrote " + page)) << out.str();
-  std::ifstream f(page);
-  std::stringstream text;
-  text << f.rdbuf();
-  EXPECT_TRUE(absl::StartsWith(text.str(), "<!DOCTYPE html>"));
-  EXPECT_TRUE(absl::StrContains(text.str(), "\"load_batch\""));  // the planted function reaches the page
+  const Ran r = RunCommand(&RunHtml, {"html", trace, "-o", page});
+  EXPECT_EQ(r.exit, kExitOk) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "wrote " + page)) << r.out;
+  const std::string html = ReadFile(page);
+  EXPECT_TRUE(absl::StartsWith(html, "<!DOCTYPE html>"));
+  EXPECT_TRUE(absl::StrContains(html, "\"load_batch\""));  // the planted function reaches the page
   std::remove(trace.c_str());
   std::remove(page.c_str());
 }
@@ -64,13 +66,9 @@ TEST(HtmlCommandTest, WritesOnePageForATrace) {
 TEST(HtmlCommandTest, BadInputExitsTwoAndLeavesNoPage) {
   const std::string trace = TempPath("not_a_trace.txt"), page = TempPath("bad.html");
   ASSERT_EQ(testing::WriteNotATrace(trace), "");
-  CliArgs args;
-  args.command = Subcommand::kHtml;
-  args.traces = {trace};
-  args.html_out = page;
-  std::ostringstream out, err;
-  EXPECT_EQ(RunHtml(args, out, err), kExitBadInput);
-  EXPECT_TRUE(absl::StartsWith(err.str(), "gsanalyze: ")) << err.str();
+  const Ran r = RunCommand(&RunHtml, {"html", trace, "-o", page});
+  EXPECT_EQ(r.exit, kExitBadInput);
+  EXPECT_TRUE(absl::StartsWith(r.err, "gsanalyze: ")) << r.err;
   EXPECT_FALSE(Exists(page));
   std::remove(trace.c_str());
 }
@@ -83,17 +81,10 @@ TEST(HtmlCommandTest, AJobsFolderGivesThePageItsRanks) {
   ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
   ASSERT_EQ(testing::WriteSizedTrace(dir + "/r0.gstrace", 10, 0), "");
   ASSERT_EQ(testing::WriteSizedTrace(dir + "/r1.gstrace", 10, 1), "");
-  CliArgs args;
-  args.command = Subcommand::kHtml;
-  args.traces = {dir};
-  args.html_out = page;
-  std::ostringstream out, err;
-  ASSERT_EQ(RunHtml(args, out, err), kExitOk) << err.str();
-  EXPECT_TRUE(absl::StrContains(out.str(), "wrote " + page)) << out.str();
-  std::ifstream f(page);
-  std::stringstream text;
-  text << f.rdbuf();
-  const std::string html = text.str();
+  const Ran r = RunCommand(&RunHtml, {"html", dir, "-o", page});
+  ASSERT_EQ(r.exit, kExitOk) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "wrote " + page)) << r.out;
+  const std::string html = ReadFile(page);
   const size_t ranks = html.find("\"ranks\": {");
   ASSERT_NE(ranks, std::string::npos) << "no ranks section in the embedded report";
   const size_t rows = html.find("\"rows\": [", ranks);
@@ -110,14 +101,10 @@ TEST(HtmlCommandTest, AFolderWithoutTracesIsBadInput) {
   const std::string dir = TempPath("empty_job"), page = TempPath("empty_job.html");
   std::filesystem::remove_all(dir);
   ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
-  CliArgs args;
-  args.command = Subcommand::kHtml;
-  args.traces = {dir};
-  args.html_out = page;
-  std::ostringstream out, err;
-  EXPECT_EQ(RunHtml(args, out, err), kExitBadInput);
-  EXPECT_TRUE(absl::StartsWith(err.str(), "gsanalyze: ")) << err.str();
-  EXPECT_TRUE(absl::StrContains(err.str(), dir)) << err.str();
+  const Ran r = RunCommand(&RunHtml, {"html", dir, "-o", page});
+  EXPECT_EQ(r.exit, kExitBadInput);
+  EXPECT_TRUE(absl::StartsWith(r.err, "gsanalyze: ")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, dir)) << r.err;
   EXPECT_FALSE(Exists(page));
   std::filesystem::remove_all(dir);
 }
@@ -131,16 +118,12 @@ TEST(HtmlCommandTest, ASummaryIsRefusedWithOneLine) {
   absl::StatusOr<RankSummary> s = SummarizeTrace(trace);
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE(WriteRankSummary(*s, summary).ok());
-  CliArgs args;
-  args.command = Subcommand::kHtml;
-  args.traces = {trace, summary};
-  args.html_out = page;
-  std::ostringstream out, err;
-  EXPECT_EQ(RunHtml(args, out, err), kExitBadInput);
-  EXPECT_EQ(err.str(), "gsanalyze: " + summary +
+  const Ran r = RunCommand(&RunHtml, {"html", trace, summary, "-o", page});
+  EXPECT_EQ(r.exit, kExitBadInput);
+  EXPECT_EQ(r.err, "gsanalyze: " + summary +
                            " is a summary (gsanalyze summarize): the page draws the traces themselves; give the "
                            "traces, or use `gsanalyze report` for the summaries\n");
-  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(r.out, "");
   EXPECT_FALSE(Exists(page));
   std::remove(trace.c_str());
   std::remove(summary.c_str());
