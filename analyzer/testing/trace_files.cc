@@ -100,20 +100,19 @@ std::string WriteStarved(const std::string& path, int steps, bool finish, bool s
   b->AddThread(100, "python", true);
   // NVTX ranges as a loop marks its steps: "train_step N" around each step (outermost), its
   // phases inside ("load", "forward"; depth 1), and an outermost "setup" once.
-  const uint32_t step_names[2] = {b->InternString("load"), b->InternString("forward")};
-  auto range = [&](const std::string& name, uint32_t name_id, uint64_t start, uint64_t end, uint32_t depth) {
+  auto range = [&](const std::string& name, uint64_t start, uint64_t end, uint32_t depth) {
     if (!step_ranges) return;
     NvtxRangeRecord r;
     r.thread_id = 100;
     r.start_ns = start;
     r.end_ns = end;
-    r.name = name_id != 0 ? name_id : b->InternString(name);
+    r.name = b->InternString(name);  // the builder interns each text once
     r.depth = depth;
     b->AddNvtxRange(r);
   };
 
   uint64_t now = kT0;
-  range("setup", 0, now, now + 2 * kMs, 0);
+  range("setup", now, now + 2 * kMs, 0);
   ApiCallRecord m = w.Call(malloc_fn, now, now + 2 * kMs, setup);
   m.bytes = 256ull << 20;
   m.address = 0x7f0000000000;
@@ -121,7 +120,7 @@ std::string WriteStarved(const std::string& path, int steps, bool finish, bool s
   now += 5 * kMs;
   for (int i = 0; i < steps; ++i) {
     const uint64_t step_start = now;
-    range("", step_names[0], now, now + 33 * kMs, 1);
+    range("load", now, now + 33 * kMs, 1);
     now += 30 * kMs;  // load_batch: CPU work, no CUDA calls
     ApiCallRecord h2d = w.Call(memcpy_fn, now, now + 3 * kMs, to_dev);
     h2d.bytes = 8 << 20;
@@ -147,9 +146,9 @@ std::string WriteStarved(const std::string& path, int steps, bool finish, bool s
     d2h.dst_kind = tr::MEM_KIND_PAGEABLE;
     b->AddApiCall(d2h);
     w.CopyActivity(d2h, dev + 5 * kUs, dev + 25 * kUs, /*DTOH*/ 2);
-    range("", step_names[1], step_start + 33 * kMs, dev, 1);
+    range("forward", step_start + 33 * kMs, dev, 1);
     now = dev + 30 * kUs;
-    range(absl::StrCat("train_step ", i), 0, step_start, now, 0);
+    range(absl::StrCat("train_step ", i), step_start, now, 0);
   }
   now += 10 * kMs;
   ApiCallRecord f = w.Call(b->InternApiFunction("cudaFree", tr::API_CLASS_FREE), now, now + 1 * kMs, 0);

@@ -34,7 +34,8 @@ NvtxSteps FindNvtxSteps(const std::vector<NvtxRange>& outermost, const TraceTabl
     groups[{r.thread, r.domain, key}].push_back(&r);
   }
   NvtxSteps best;
-  TimeNs best_cover = 0;
+  // The best candidate so far by (time covered, ranges, earliest first start), the start negated.
+  std::tuple<TimeNs, size_t, TimeNs> best_key{0, 0, 0};
   for (auto& [key, ranges] : groups) {
     if (ranges.size() < kMinSteps) continue;
     std::sort(ranges.begin(), ranges.end(), [](const NvtxRange* x, const NvtxRange* y) {
@@ -48,12 +49,9 @@ NvtxSteps FindNvtxSteps(const std::vector<NvtxRange>& outermost, const TraceTabl
     }
     const TimeNs span = ranges.back()->end_ns - ranges.front()->start_ns;
     if (overlap || static_cast<double>(cover) < kMinCover * static_cast<double>(span)) continue;
-    const bool better = cover > best_cover ||
-                        (cover == best_cover && (ranges.size() > best.starts.size() ||
-                                                 (ranges.size() == best.starts.size() &&
-                                                  ranges.front()->start_ns < best.starts.front())));
-    if (!better) continue;
-    best_cover = cover;
+    const std::tuple<TimeNs, size_t, TimeNs> candidate{cover, ranges.size(), -ranges.front()->start_ns};
+    if (!best.starts.empty() && candidate <= best_key) continue;
+    best_key = candidate;
     best.starts.clear();
     for (const NvtxRange* r : ranges) best.starts.push_back(r->start_ns);
     best.first_name = tables.StringValue(ranges.front()->name);
