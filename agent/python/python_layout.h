@@ -58,6 +58,13 @@ struct PythonLayout {
   int lasti_bytes_per_unit = 0;     // kFrameObject: f_lasti * this = byte offset (3.9: 1, 3.10: 2)
   int owner_generator = 1;          // FRAME_OWNED_BY_GENERATOR
   int owner_first_shim = kNoField;  // frames with owner >= this are C-stack shims (3.12+: 3)
+  // Bottom: every activation of _PyEval_EvalFrameDefault marks the frame it enters (3.11:
+  // `frame->is_entry = true`; 3.12/3.13: it links a FRAME_OWNED_BY_CSTACK `entry_frame` below
+  // it, ceval.c), and a thread's first Python frame is entered by one. So a complete 3.11+ chain
+  // ends at an entry frame or a shim; one that ends (previous == NULL) anywhere else was read
+  // while the thread was changing it: a generator's frame just after its yield set `previous`
+  // to NULL, a frame whose `previous` is not written yet. 3.9/3.10 frame objects carry no such
+  // mark.
 
   // PyCodeObject
   int code_firstlineno = kNoField;  // int

@@ -101,6 +101,14 @@ int PythonStackReader::Capture(PythonFrameRef* out, int max_frames, bool* trunca
   if (!PlausibleObject(tstate)) return 0;
   WalkEnd end;
   const int n = Walk(tstate, out, max_frames, &end);
+  return Finish(n, end, truncated);
+}
+
+int PythonStackReader::Finish(int n, WalkEnd end, bool* truncated) {
+  if (end == WalkEnd::kTorn) {
+    torn_.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   if (end != WalkEnd::kEnd) {
     truncated_.fetch_add(1, std::memory_order_relaxed);
     if (truncated != nullptr) *truncated = true;
@@ -147,8 +155,12 @@ int PythonStackReader::CaptureAndValidate(PythonFrameRef* out, int max_frames, b
   }
   WalkEnd end;
   const int n = Walk(tstate, out, max_frames, &end);
-  if (n == 0 && end == WalkEnd::kEnd) {
-    // A thread state without Python frames proves nothing about the frame layout: try later.
+  // A thread state without Python frames proves nothing about the frame layout, nor does a
+  // chain caught mid-change (a signal that landed while the thread pushed a frame): try later.
+  // A layout whose chains never reach their bottom gives up after kMaxTornChecks tries.
+  const bool torn = end == WalkEnd::kTorn &&
+                    torn_checks_.fetch_add(1, std::memory_order_relaxed) + 1 < kMaxTornChecks;
+  if ((n == 0 && end == WalkEnd::kEnd) || torn) {
     state_.store(PythonStacksState::kPendingThreadCheck, std::memory_order_release);
     return 0;
   }
@@ -192,6 +204,11 @@ int PythonStackReader::Walk(uintptr_t tstate, PythonFrameRef* out, int max_frame
     int power = 1, steps = 0, hops = 0;
     uintptr_t last_code = 0;
     uint32_t last_id = 0;
+    // 3.11+: a thread's chain ends at the frame its outermost _PyEval_EvalFrameDefault entered,
+    // marked as such (3.11 is_entry; 3.12+ the shim that activation pushed below it). A chain
+    // that ends elsewhere was read while the thread changed it (python_layout.h, "Bottom").
+    const bool bottom_marked = l.owner_first_shim != kNoField || l.frame_is_entry != kNoField;
+    bool at_bottom = !bottom_marked;
     // Code objects by (address, co_version) (code_table.h, "Version index"): 3.12 numbers them
     // process-wide; 3.13 per interpreter, so only while the main interpreter is the only one.
     bool by_version = l.code_version != kNoField;
@@ -220,6 +237,7 @@ int PythonStackReader::Walk(uintptr_t tstate, PythonFrameRef* out, int max_frame
         // is the outermost one that activation runs.
         emit = false;
         if (n > 0) out[n - 1].ends_eval_run = 1;
+        at_bottom = true;
       } else {
         if (!PlausibleObject(code) || LoadAt<uintptr_t>(code, l.object_type) != code_type) {
           why = WalkEnd::kBadFrame;
@@ -238,6 +256,7 @@ int PythonStackReader::Walk(uintptr_t tstate, PythonFrameRef* out, int max_frame
           }
           addrq = static_cast<int32_t>(diff);
           if (l.frame_is_entry != kNoField) entry = LoadAt<uint8_t>(frame, l.frame_is_entry) != 0;
+          if (bottom_marked) at_bottom = l.owner_first_shim == kNoField && entry;
           // Incomplete frames (still in their prologue) are invisible to CPython's own
           // tracebacks; skip them too, keeping their entry mark on the newer frame.
           if (owner != l.owner_generator &&
@@ -278,6 +297,7 @@ int PythonStackReader::Walk(uintptr_t tstate, PythonFrameRef* out, int max_frame
       }
       frame = next;
     }
+    if (why == WalkEnd::kEnd && !at_bottom) why = WalkEnd::kTorn;
     FaultScopeEnd(&scope);
   } else {
     why = WalkEnd::kFault;
@@ -297,6 +317,7 @@ int PythonStackReader::GilHeldByCaller() const {
 PythonStackStats PythonStackReader::stats() const {
   PythonStackStats s;
   s.truncated = truncated_.load(std::memory_order_relaxed);
+  s.torn = torn_.load(std::memory_order_relaxed);
   s.faults = FaultGuardCaughtCount();
   s.code_table = code_table_.stats();
   return s;

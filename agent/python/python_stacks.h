@@ -63,6 +63,7 @@ enum class PythonStacksState : uint8_t {
 
 struct PythonStackStats {
   uint64_t truncated = 0;  // captures cut short (depth limit, invalid frame, fault, cycle)
+  uint64_t torn = 0;       // reads discarded: the chain changed while it was read (below)
   uint64_t faults = 0;     // faults absorbed by the read guard (process-wide)
   PythonCodeTableStats code_table;
 };
@@ -93,8 +94,11 @@ class PythonStackReader {
 
   // HOT PATH. Writes up to `max_frames` frames of the calling thread, innermost first, and
   // returns how many. 0 when disabled, when the thread has no Python thread state, or when it
-  // runs no Python code. A torn or unreadable frame ends the stack early (never a crash);
-  // `*truncated` (optional) then says the stack is incomplete.
+  // runs no Python code. An unreadable frame ends the stack early (never a crash); `*truncated`
+  // (optional) then says the stack is incomplete. A chain that ends before its bottom
+  // (python_layout.h, "Bottom": the signal landed while this thread pushed or popped a frame)
+  // gives no frames: its outer frames are unknown, and a shorter stack would stand in a flame
+  // graph as a root of its own.
   int Capture(PythonFrameRef* out, int max_frames, bool* truncated = nullptr);
 
   // --- Other threads (the sampler; python_threads.cc) ---
@@ -107,9 +111,11 @@ class PythonStackReader {
   // The Python frames of ANOTHER thread, read from the calling thread, with every read guarded
   // and validated as for Capture. First re-checks that `tstate` still belongs to `tid` (thread
   // states are freed when threads exit). Meant for a thread blocked in a system call, whose
-  // frames do not change while it is blocked; a running thread's frames may be torn (the walk
-  // then ends early, `*truncated` set). Returns -1 when `tstate` no longer names `tid` (look it
-  // up again), 0 when it has no frames or the reader is not active yet.
+  // frames do not change while it is blocked. A running thread changes its chain as it is read:
+  // the chain is walked twice and kept only if both walks agree and it ends at its bottom
+  // (python_layout.h, "Bottom"); otherwise the read gives no frames (stats().torn). Returns -1
+  // when `tstate` no longer names `tid` (look it up again), 0 when it has no frames, the read
+  // was torn, or the reader is not active yet.
   int CaptureThread(uintptr_t tstate, uint64_t tid, PythonFrameRef* out, int max_frames,
                     bool* truncated = nullptr);
 
@@ -131,10 +137,14 @@ class PythonStackReader {
   PythonStackStats stats() const;
 
  private:
-  enum class WalkEnd : uint8_t { kEnd, kMaxDepth, kBadFrame, kFault, kCycle };
+  // kTorn: the chain ended (a NULL previous) before its bottom (python_layout.h, "Bottom").
+  enum class WalkEnd : uint8_t { kEnd, kMaxDepth, kBadFrame, kFault, kCycle, kTorn };
 
   int Walk(uintptr_t tstate, PythonFrameRef* out, int max_frames, WalkEnd* end);
   int CaptureAndValidate(PythonFrameRef* out, int max_frames, bool* truncated);
+  // What a capture returns after its walk: a torn walk gives nothing (counted in torn_), an
+  // incomplete one its frames with `*truncated` set (counted in truncated_).
+  int Finish(int n, WalkEnd end, bool* truncated);
   bool ThreadStateNames(uintptr_t tstate, uint64_t tid);
   void Disable(PythonStacksState state, const char* line);
   void Log(const char* line) const;
@@ -144,6 +154,13 @@ class PythonStackReader {
   PythonCodeTable code_table_;
   void (*log_)(const char*) = nullptr;
   std::atomic<uint64_t> truncated_{0};
+  std::atomic<uint64_t> torn_{0};
+  // Validation walks that were torn; at kMaxTornChecks the layout is declared wrong.
+  static constexpr uint32_t kMaxTornChecks = 64;
+  std::atomic<uint32_t> torn_checks_{0};
+  // CaptureThread compares this many innermost frames of its two walks (the inner frames are
+  // the ones a running thread changes).
+  static constexpr int kMaxRemoteCheckFrames = 128;
   std::atomic<int> pthread_tid_offset_{-1};  // glibc struct pthread: offset of `tid` (3.9/3.10)
 };
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "agent/python/fault_guard.h"
@@ -127,9 +128,11 @@ class FakeRuntimeTest : public ::testing::Test {
                    previous);
   }
 
-  // inner (addrq 2) -> shim -> middle (addrq 4) -> outer (addrq 0); returns inner.
+  // inner (addrq 2) -> shim -> middle (addrq 4) -> outer (addrq 0) -> entry shim; returns
+  // inner. The entry shim is the bottom of a 3.12 thread's chain (python_layout.h, "Bottom").
   uintptr_t GoodChain() {
-    outer_ = Frame(Code("outer", 10), 0);
+    entry_shim_ = Frame(types_.code, 0, /*owner=*/3, 0);
+    outer_ = Frame(Code("outer", 10), 0, 0, entry_shim_);
     middle_ = Frame(Code("Model.middle", 20), 4, 0, outer_);
     shim_ = Frame(types_.code, 0, /*owner=*/3, middle_);
     inner_ = Frame(Code("inner", 30), 2, 0, shim_);
@@ -151,7 +154,8 @@ class FakeRuntimeTest : public ::testing::Test {
   PyTypePointers types_;
   std::vector<FakeMemberDef> members_;
   std::unique_ptr<FakeHeap> heap_;
-  uintptr_t tstate_ = 0, cframe_ = 0, outer_ = 0, middle_ = 0, shim_ = 0, inner_ = 0;
+  uintptr_t tstate_ = 0, cframe_ = 0, entry_shim_ = 0, outer_ = 0, middle_ = 0, shim_ = 0,
+            inner_ = 0;
 };
 
 TEST_F(FakeRuntimeTest, UnsupportedVersionsDisableWithOneMessage) {
@@ -275,6 +279,59 @@ TEST_F(FakeRuntimeTest, PreviousPointingAtUnmappedMemoryGivesAShorterStack) {
   munmap(hole, 4096);
 }
 
+TEST_F(FakeRuntimeTest, AChainThatEndsAboveItsBottomGivesNoFrames) {
+  PythonStackReader reader;
+  ActivateValidated(&reader);
+  // What a read sees just after a generator's yield set its frame's previous to NULL, or before
+  // a new frame's previous is written: a chain that ends (NULL) at a frame that is no bottom.
+  SetPrevious(middle_, 0);
+  PythonFrameRef frames[8];
+  bool truncated = true;
+  EXPECT_EQ(reader.Capture(frames, 8, &truncated), 0);
+  EXPECT_FALSE(truncated);
+  EXPECT_EQ(reader.stats().torn, 1u);
+  EXPECT_EQ(reader.stats().truncated, 0u);
+  // From another thread (the sampler's read) alike.
+  uint64_t tid = static_cast<uint64_t>(syscall(SYS_gettid));
+  std::thread other([&] { EXPECT_EQ(reader.CaptureThread(tstate_, tid, frames, 8), 0); });
+  other.join();
+  EXPECT_EQ(reader.stats().torn, 2u);
+  // Mended, the same chain reads whole again.
+  SetPrevious(middle_, outer_);
+  EXPECT_EQ(reader.Capture(frames, 8, &truncated), 3);
+  EXPECT_EQ(reader.stats().torn, 2u);
+}
+
+TEST_F(FakeRuntimeTest, ATornChainAtTheLayoutCheckLeavesItPending) {
+  PythonStackReader reader;
+  ASSERT_EQ(Activate(&reader), PythonStacksState::kPendingThreadCheck);
+  MakeThreadState();
+  SetCurrentFrame(GoodChain());
+  SetPrevious(middle_, 0);
+  PythonFrameRef frames[8];
+  EXPECT_EQ(reader.Capture(frames, 8), 0);
+  EXPECT_EQ(reader.state(), PythonStacksState::kPendingThreadCheck);
+  EXPECT_TRUE(log_.empty());
+  SetPrevious(middle_, outer_);
+  EXPECT_EQ(reader.Capture(frames, 8), 3);
+  EXPECT_EQ(reader.state(), PythonStacksState::kActive);
+}
+
+TEST_F(FakeRuntimeTest, ALayoutWhoseChainsNeverReachTheirBottomIsRejected) {
+  PythonStackReader reader;
+  ASSERT_EQ(Activate(&reader), PythonStacksState::kPendingThreadCheck);
+  MakeThreadState();
+  SetCurrentFrame(GoodChain());
+  SetPrevious(outer_, 0);  // as if the shim's owner value were not where the layout says
+  PythonFrameRef frames[8];
+  for (int i = 0; i < 200 && reader.state() == PythonStacksState::kPendingThreadCheck; ++i) {
+    EXPECT_EQ(reader.Capture(frames, 8), 0);
+  }
+  EXPECT_EQ(reader.state(), PythonStacksState::kLayoutMismatch);
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_NE(log_[0].find("layout check"), std::string::npos) << log_[0];
+}
+
 TEST_F(FakeRuntimeTest, CycleInTheChainTerminates) {
   PythonStackReader reader;
   ActivateValidated(&reader);
@@ -327,9 +384,6 @@ TEST_F(FakeRuntimeTest, NotStartedFramesAreSkippedLikeCPythonDoes) {
 TEST_F(FakeRuntimeTest, StackOfExactlyTheLimitIsComplete) {
   PythonStackReader reader;
   ActivateValidated(&reader);
-  // outer is preceded by an entry shim, as the first frame of a 3.12 thread is.
-  const uintptr_t entry_shim = Frame(types_.code, 0, /*owner=*/3, 0);
-  SetPrevious(outer_, entry_shim);
   PythonFrameRef frames[3];
   bool truncated = true;
   EXPECT_EQ(reader.Capture(frames, 3, &truncated), 3);

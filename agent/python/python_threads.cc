@@ -100,11 +100,24 @@ int PythonStackReader::CaptureThread(uintptr_t tstate, uint64_t tid, PythonFrame
   if (!ThreadStateNames(tstate, tid)) return -1;
   WalkEnd end;
   const int n = Walk(tstate, out, max_frames, &end);
-  if (end != WalkEnd::kEnd) {
-    truncated_.fetch_add(1, std::memory_order_relaxed);
-    if (truncated != nullptr) *truncated = true;
+  if (n > 0 && end != WalkEnd::kTorn) {
+    // The second walk: a thread that ran meanwhile may have left a chain that still ends at its
+    // bottom but mixes two moments (a slot reused by the next call); the same frames twice
+    // mean the read did not straddle a change. The sampler's thread, so the copy may be on the
+    // stack.
+    PythonFrameRef again[kMaxRemoteCheckFrames];
+    WalkEnd end_again;
+    const int check = n < kMaxRemoteCheckFrames ? n : kMaxRemoteCheckFrames;
+    const int m = Walk(tstate, again, check, &end_again);
+    bool same = m == check;
+    for (int i = 0; same && i < check; ++i) {
+      same = again[i].code_id == out[i].code_id && again[i].addrq == out[i].addrq &&
+             again[i].ends_eval_run == out[i].ends_eval_run;
+    }
+    if (same && check == n) same = end_again == end;
+    if (!same) end = WalkEnd::kTorn;
   }
-  return n;
+  return Finish(n, end, truncated);
 }
 
 }  // namespace gs

@@ -23,7 +23,8 @@
 //      whose answer is still outstanding (not run for a whole period on a busy machine) is not
 //      signalled again. A handler that finds the thread at a system call instruction (entering
 //      it, or rewound by the kernel to restart it) reports the call, classified as in step 3.
-//      R but not computing: a RUNNING sample with the Python frames read as in step 3.
+//      R but not computing: a RUNNING sample with the Python frames read as in step 3 (the
+//      thread changes them meanwhile: CaptureThread discards a read that straddled a change).
 //   3. Blocked (S/D): never signalled. The syscall file says in which system call and with which
 //      arguments; WaitClassifier turns that into IO_WAIT / LOCK_WAIT / IDLE / SLEEPING. Its
 //      Python frames are read from the sampler thread (PythonStackReader::CaptureThread: the

@@ -108,6 +108,38 @@ PROBE_EXPORT int gs_probe_gil_held() {
 
 PROBE_EXPORT int gs_probe_last_truncated() { return tl_last_truncated ? 1 : 0; }
 
+// Reads the Python frames of ANOTHER thread `tid` (a gettid() value) from this one, as the
+// sampler does (FindThreadState, then CaptureThread), and writes them like gs_probe_capture.
+// Returns the frame count (0: none, or the read was discarded as torn), -2 when `tid` has no
+// thread state, -1 if buf is too small.
+PROBE_EXPORT int gs_probe_capture_thread(long tid, char* buf, int cap, int max_frames) {
+  g_reader.Activate();
+  static thread_local uintptr_t tstate = 0;
+  static thread_local long tstate_tid = 0;
+  if (tstate == 0 || tstate_tid != tid) {
+    tstate = g_reader.FindThreadState(static_cast<uint64_t>(tid));
+    tstate_tid = tid;
+  }
+  if (tstate == 0) return -2;
+  gs::PythonFrameRef frames[1024];
+  if (max_frames > 1024) max_frames = 1024;
+  bool truncated = false;
+  const int n = g_reader.CaptureThread(tstate, static_cast<uint64_t>(tid), frames, max_frames,
+                                       &truncated);
+  tl_last_truncated = truncated;
+  if (n < 0) {
+    tstate = 0;
+    return -2;
+  }
+  std::string text;
+  {
+    std::lock_guard<std::mutex> lock(g_symbolizer_mu);
+    for (int i = 0; i < n; ++i) AppendFrame(frames[i], &text);
+  }
+  if (CopyOut(text, buf, cap) != 0) return -1;
+  return n;
+}
+
 // Native + Python merged stack of this call. First line "evals E runs R python P"; then one
 // line per merged frame: "py\tfile\tfunction\tline" or "native\tsymbol". Returns the line count
 // of frames, or -1 if buf is too small.
@@ -174,13 +206,15 @@ PROBE_EXPORT double gs_probe_bench(int iterations, int max_frames, int* depth) {
   return static_cast<double>(ThreadCpuNs() - start) / (iterations > 0 ? iterations : 1);
 }
 
-// "truncated T faults F interned I table_full X arena_full A unreadable U"
+// "truncated T torn N faults F interned I table_full X arena_full A unreadable U"
 PROBE_EXPORT void gs_probe_stats(char* buf, int cap) {
   const gs::PythonStackStats s = g_reader.stats();
   std::snprintf(
       buf, cap,
-      "truncated %llu faults %llu interned %llu table_full %llu arena_full %llu unreadable %llu",
-      static_cast<unsigned long long>(s.truncated), static_cast<unsigned long long>(s.faults),
+      "truncated %llu torn %llu faults %llu interned %llu table_full %llu arena_full %llu "
+      "unreadable %llu",
+      static_cast<unsigned long long>(s.truncated), static_cast<unsigned long long>(s.torn),
+      static_cast<unsigned long long>(s.faults),
       static_cast<unsigned long long>(s.code_table.interned),
       static_cast<unsigned long long>(s.code_table.table_full),
       static_cast<unsigned long long>(s.code_table.arena_full),
