@@ -52,6 +52,7 @@ cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int fl
 
 cudaError_t cudaSetDeviceFlags(unsigned int flags) {
   SG_API(cudaSetDeviceFlags_v3020, flags);
+  simgpu::SetHostWaitsBlock((flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync);
   return call.Finish(cudaSuccess);
 }
 

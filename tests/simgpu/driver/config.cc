@@ -172,6 +172,10 @@ Config LoadConfig() {
     if (std::strcmp(v, "0") != 0 && std::strcmp(v, "1") != 0) BadValue("SIMGPU_TRUTH_API", v, "0 or 1");
     c.truth_api = v[0] == '1';
   }
+  if (const char* v = std::getenv("SIMGPU_HOST_WAITS"); v && *v) {
+    if (std::strcmp(v, "spin") != 0 && std::strcmp(v, "block") != 0) BadValue("SIMGPU_HOST_WAITS", v, "spin or block");
+    c.host_waits_block = v[0] == 'b';
+  }
   Text("SIMGPU_FAULT_KERNEL", &c.fault_kernel);
   Text("CUDA_INJECTION64_PATH", &c.injection_path);
   return c;

@@ -54,6 +54,9 @@ struct Config {
   // How late the device thread may report a kernel's end while no host thread waits for it
   // (timeline.cc, "Lazy completions"); 0: at its end, as every other op.
   uint64_t completion_batch_ns = 1000000;
+  // SIMGPU_HOST_WAITS=block: host waits sleep until woken, as under
+  // cudaDeviceScheduleBlockingSync, from the start (timeline.cc, "Host waits"); default spin.
+  bool host_waits_block = false;
   uint64_t malloc_host_ns = 20000;
   uint64_t free_host_ns = 10000;
   uint64_t host_alloc_host_ns = 50000;
@@ -312,6 +315,10 @@ SIMGPU_DRIVER_API cudaError_t DestroyGraph(Graph* g);
 SIMGPU_DRIVER_API cudaError_t DestroyGraphExec(GraphExec* e);
 
 // ---- errors ----------------------------------------------------------------------------------
+
+// How host waits wait (timeline.cc, "Host waits"): true for cudaDeviceScheduleBlockingSync
+// (they sleep until woken), false for the other schedules (they return on time).
+SIMGPU_DRIVER_API void SetHostWaitsBlock(bool block);
 
 // The device's sticky error (cudaSuccess if none): set when a faulting kernel completes.
 SIMGPU_DRIVER_API cudaError_t StickyError(int device);

@@ -31,8 +31,7 @@ class SpinningMutex {
   bool try_lock() { return mu_.try_lock(); }
   void unlock() { mu_.unlock(); }
 
- private:
-  static constexpr int kSpins = 64;
+  // One spin-wait step (`pause`): also for the host waits that spin (timeline.cc, "Host waits").
   static void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -40,6 +39,9 @@ class SpinningMutex {
     asm volatile("yield");
 #endif
   }
+
+ private:
+  static constexpr int kSpins = 64;
   std::mutex mu_;
 };
 

@@ -41,6 +41,22 @@
 // (simgpuDriverReportEnded), as NVIDIA's flush delivers the records of all completed work. Only
 // CUPTI's records between flushes come later, by up to that time, which CUPTI's buffering allows
 // anyway (records reach the tool when a buffer completes).
+//
+// Host waits. CUDA's default scheduling, cudaDeviceScheduleAuto (CU_CTX_SCHED_AUTO), "uses a
+// heuristic based on the number of active CUDA contexts in the process C and the number of
+// logical processors in the system P. If C > P, then CUDA will yield to other OS threads when
+// waiting for the device, otherwise CUDA will not yield while waiting for results and actively
+// spin on the processor" (CUDA Runtime API, cudaSetDeviceFlags; the Driver API's cuCtxCreate
+// alike): a synchronize returns within microseconds of the work's end. Two sleeps in series here
+// (the device thread's until the end, then the waiter's until the device thread's notify) made
+// it 30-50 us late on this project's 2-core virtual machines, 50-110 us with the agent, and a
+// 32 KiB pageable copy (5 us on the device) a 50-80 us call. So while a host thread waits
+// (Timeline::waiters), the device thread sleeps only until kHostWaitSpinNs before its next op's
+// time and spins the rest, and the waiter likewise before the device thread's next wake
+// (Timeline::device_wakes_at), spinning while the device thread works at most kHostWaitSpinNs
+// at a time: the CPU spent is the last stretch of each wait, not the whole wait as CUDA's spin
+// does. cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) keeps the sleeping wait
+// (SetHostWaitsBlock), as NVIDIA's "block the CPU thread on a synchronization primitive" does.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -490,6 +506,24 @@ void ReportCompleted(const OpHandle& op, bool fault) {
 
 thread_local bool t_device_thread = false;
 
+// Host waits (above): how long before a wake the sleeping stops, and the spin's step.
+constexpr uint64_t kHostWaitSpinNs = 100000;
+constexpr uint64_t kSpinStepNs = 2000;
+std::atomic<bool> g_host_waits_block{false};
+
+bool HostWaitsSpin() {
+  return !GetConfig().host_waits_block && !g_host_waits_block.load(std::memory_order_relaxed);
+}
+
+// Spins (not holding the lock) until NowNs() >= t.
+void SpinUntilNs(uint64_t t) {
+  while (NowNs() < t) SpinningMutex::CpuRelax();
+}
+
+std::chrono::steady_clock::time_point SteadyAt(uint64_t ns) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
 void DeviceThreadMain() {
   t_device_thread = true;
   Timeline& t = T();
@@ -497,8 +531,20 @@ void DeviceThreadMain() {
   // Lazy ops that ended by this time are handled now (set once the oldest one is due, so that
   // they go together, in one wake, and not one by one as each becomes due).
   uint64_t lazy_through = 0;
+  // Since when the queues have been empty, while this thread spins on them (Host waits: a loop
+  // of blocking calls, such as pageable copies, submits the next op a few microseconds after the
+  // last one's end; a sleep here would add a wake-up to each).
+  uint64_t idle_since = 0;
   for (;;) {
     if (t.heap.empty() && t.lazy_heap.empty()) {
+      const uint64_t now = NowNs();
+      if (HostWaitsSpin() && (idle_since == 0 || now - idle_since < kHostWaitSpinNs)) {
+        if (idle_since == 0) idle_since = now;
+        lock.unlock();
+        SpinUntilNs(now + kSpinStepNs);
+        lock.lock();
+        continue;
+      }
       lock.unlock();
       TruthFlush();  // idle: a good moment to write the truth log
       lock.lock();
@@ -509,6 +555,7 @@ void DeviceThreadMain() {
       }
       continue;
     }
+    idle_since = 0;
     const uint64_t now = NowNs();
     if (!t.lazy_heap.empty() && DueLocked(*t.lazy_heap.top()) <= now) lazy_through = now;
     // The earliest op to handle now: exact ones when they are due, lazy ones through
@@ -519,8 +566,17 @@ void DeviceThreadMain() {
       uint64_t wake = UINT64_MAX;
       if (!t.heap.empty()) wake = t.heap.top()->wake_ns;
       if (!t.lazy_heap.empty()) wake = std::min(wake, DueLocked(*t.lazy_heap.top()));
+      // A host thread waits: on time, as the GPU is (Host waits, above). In short steps, so that
+      // work submitted meanwhile for an earlier time is seen.
+      const bool spin = t.waiters > 0 && HostWaitsSpin();
+      if (spin && wake <= now + kHostWaitSpinNs) {
+        lock.unlock();
+        SpinUntilNs(std::min(wake, now + kSpinStepNs));
+        lock.lock();
+        continue;
+      }
       t.device_wakes_at = wake;
-      t.work_cv.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake)));
+      t.work_cv.wait_until(lock, SteadyAt(spin ? wake - kHostWaitSpinNs : wake));
       t.device_wakes_at = 0;
       continue;
     }
@@ -611,12 +667,40 @@ class Waiter {
   Waiter& operator=(const Waiter&) = delete;
 };
 
-// Waits (holding `lock`) until `done()`, as a Waiter.
+// Waits (holding `lock`) until `done()`, as a Waiter: spinning near the device thread's next
+// wake and while it works, sleeping otherwise (Host waits, above).
 template <typename Done>
 void AwaitLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
   if (done()) return;
   Waiter waiter;
-  T().done_cv.wait(lock, done);
+  Timeline& t = T();
+  if (!HostWaitsSpin()) {
+    t.done_cv.wait(lock, done);
+    return;
+  }
+  uint64_t spin_since = 0;
+  while (!done()) {
+    const uint64_t now = NowNs();
+    const uint64_t device_wakes_at = t.device_wakes_at;  // 0: awake; UINT64_MAX: nothing queued
+    if (device_wakes_at == UINT64_MAX) {
+      // Nothing on the device's queue: what this waits for is deferred (a collective's
+      // rendezvous, an event not recorded yet) and comes from another thread.
+      spin_since = 0;
+      t.done_cv.wait(lock);
+    } else if (device_wakes_at != 0 && device_wakes_at > now + kHostWaitSpinNs) {
+      spin_since = 0;
+      t.done_cv.wait_until(lock, SteadyAt(device_wakes_at - kHostWaitSpinNs));
+    } else if (spin_since == 0 || now - spin_since < kHostWaitSpinNs) {
+      if (spin_since == 0) spin_since = now;
+      lock.unlock();
+      SpinUntilNs(now + kSpinStepNs);
+      lock.lock();
+    } else {
+      // The device thread has been busy for a while (a large copy's bytes): sleep a stretch.
+      spin_since = 0;
+      t.done_cv.wait_until(lock, SteadyAt(now + kHostWaitSpinNs));
+    }
+  }
 }
 
 // Waits (holding `lock`) until every op in `ops` is done.
@@ -765,6 +849,8 @@ int DeviceOfContext(void* context) {
 
 int CurrentDevice() { return t_current_device; }
 void SetCurrentDevice(int device) { t_current_device = device; }
+
+void SetHostWaitsBlock(bool block) { g_host_waits_block.store(block, std::memory_order_relaxed); }
 
 cudaError_t StickyError(int device) {
   Timeline& t = T();
