@@ -174,6 +174,7 @@ struct Timeline {
   std::priority_queue<std::shared_ptr<OpHandle>, std::vector<std::shared_ptr<OpHandle>>, ByWakeTime>
       lazy_heap;
   int waiters = 0;  // host threads waiting for an op's end (AwaitLocked): no end is reported late
+  uint64_t last_wait_end_ns = 0;  // when the last Waiter finished (Host waits: the idle spin)
   int lazy_in_flight = 0;  // lazy ops taken off lazy_heap and not yet done
   std::atomic<uint32_t> device_pid{0};  // the process whose device thread serves this timeline
   uint64_t next_seq = 1;
@@ -533,12 +534,14 @@ void DeviceThreadMain() {
   uint64_t lazy_through = 0;
   // Since when the queues have been empty, while this thread spins on them (Host waits: a loop
   // of blocking calls, such as pageable copies, submits the next op a few microseconds after the
-  // last one's end; a sleep here would add a wake-up to each).
+  // last one's end; a sleep here would add a wake-up to each). Only after a host wait: a loop
+  // that never waits would lose a core to it each time the device catches up with the host.
   uint64_t idle_since = 0;
   for (;;) {
     if (t.heap.empty() && t.lazy_heap.empty()) {
       const uint64_t now = NowNs();
-      if (HostWaitsSpin() && (idle_since == 0 || now - idle_since < kHostWaitSpinNs)) {
+      const bool after_wait = t.waiters > 0 || now - t.last_wait_end_ns < kHostWaitSpinNs;
+      if (HostWaitsSpin() && after_wait && (idle_since == 0 || now - idle_since < kHostWaitSpinNs)) {
         if (idle_since == 0) idle_since = now;
         lock.unlock();
         SpinUntilNs(now + kSpinStepNs);
@@ -662,7 +665,10 @@ class Waiter {
       t.work_cv.notify_one();
     }
   }
-  ~Waiter() { --T().waiters; }
+  ~Waiter() {
+    --T().waiters;
+    T().last_wait_end_ns = NowNs();
+  }
   Waiter(const Waiter&) = delete;
   Waiter& operator=(const Waiter&) = delete;
 };
