@@ -246,6 +246,74 @@ TEST(WhatIfTest, AllocationsThatCostNothingShortenTheRunByTheirTime) {
   EXPECT_EQ(allocator->figures.wall_ns, 2020 * kUs);
 }
 
+const WhatIf* FindFix(const std::vector<WhatIf>& fixes, const std::string& kind) {
+  for (const WhatIf& w : fixes)
+    if (w.kind == kind) return &w;
+  return nullptr;
+}
+
+TEST(WhatIfTest, PinnedUploadsCostALaunchEachAndMoveAtTwiceTheirPageableBandwidth) {
+  // A launch (8 us, its kernel 50 us), then four uploads of 1 MB from pageable memory, each a
+  // blocking 110 us call: its copy runs 100 us from 5 us after the call (10 GB/s), the call
+  // returns 5 us after the copy; 10 us of host work between calls; a final sync of an idle stream.
+  Program p;
+  const size_t l = p.Call(0, 8 * kUs, ApiClass::kLaunch);
+  p.Work(l, 10 * kUs, 50 * kUs);
+  TimeNs t = 200 * kUs;
+  for (int i = 0; i < 4; ++i) {
+    const size_t c = p.Call(t, 110 * kUs, ApiClass::kMemcpy);
+    ApiCall& call = p.records.calls[c];
+    call.direction = CopyDirection::kHostToDevice;
+    call.src_kind = MemKind::kPageable;
+    call.dst_kind = MemKind::kDevice;
+    call.bytes = 1000000;
+    const size_t w = p.Work(c, t + 5 * kUs, 100 * kUs, 7, ActivityKind::kMemcpy);
+    p.records.work[w].direction = CopyDirection::kHostToDevice;
+    p.records.work[w].bytes = 1000000;
+    t += 120 * kUs;
+  }
+  p.Call(t, 5 * kUs, ApiClass::kStreamSync);
+  const ReplayGraph graph(p.records);
+  ASSERT_TRUE(CheckReplay(graph).ok) << CheckReplay(graph).reason;
+  InMemoryTables tables;
+  const WhatIf* pin = FindFix(PredictFixes(graph, {}, tables), "pin_memory");
+  ASSERT_NE(pin, nullptr);
+  EXPECT_EQ(pin->changed, 4u);
+  EXPECT_EQ(graph.Measured().wall_ns, 685 * kUs);
+  // Pinned, each upload costs the host what the trace's median launch did (8 us: the trace has
+  // no asynchronous copy to cost one by) and no longer waits; the host work between calls stays.
+  // The copies take 1 MB at twice their pageable 10 GB/s, 50 us each, back to back from 5 us
+  // after the first call (205 us) on the stream: the last ends at 405 us, and the sync returns
+  // its measured 5 us later.
+  EXPECT_EQ(pin->figures.wall_ns, 410 * kUs);
+}
+
+TEST(WhatIfTest, CollapsedLaunchesCostNothingAndTheirKernelsRunBackToBack) {
+  // A launch-bound loop: ten launches of 20 us each, 5 us of host work between them, their 5 us
+  // kernels each starting 30 us after its launch was called (the device waits for every one: no
+  // kernel was queued behind another, so the device's own gap is unseen and taken as none); then
+  // a sync that returns 5 us after the last kernel.
+  Program p;
+  TimeNs t = 0;
+  for (int i = 0; i < 10; ++i) {
+    const size_t l = p.Call(t, 20 * kUs, ApiClass::kLaunch);
+    p.Work(l, t + 30 * kUs, 5 * kUs);
+    t += 25 * kUs;
+  }
+  p.Call(t, 15 * kUs, ApiClass::kStreamSync);
+  const ReplayGraph graph(p.records);
+  ASSERT_TRUE(CheckReplay(graph).ok) << CheckReplay(graph).reason;
+  InMemoryTables tables;
+  const WhatIf* graphs = FindFix(PredictFixes(graph, {}, tables), "launch_overhead");
+  ASSERT_NE(graphs, nullptr);
+  EXPECT_EQ(graphs->changed, 9u);  // every launch that follows a launch
+  EXPECT_EQ(graph.Measured().wall_ns, 265 * kUs);
+  // As one graph launch: the first call as measured (its kernel at 30-35 us), the nine others
+  // free and without host work between them, all at 20 us; their kernels run back to back from
+  // the measured launch latency after that (50-95 us), and the sync returns 5 us after the last.
+  EXPECT_EQ(graphs->figures.wall_ns, 100 * kUs);
+}
+
 TEST(WhatIfTest, InputWorkersWaitForBatchesThatTakeTheMeasuredTimeEach) {
   // Four steps: 8 ms of batch preparation, then a copy and a 2 ms kernel; the device idles while
   // the host prepares. The analysis charged each gap's 8 ms to host work.
