@@ -57,6 +57,10 @@
 // at a time: the CPU spent is the last stretch of each wait, not the whole wait as CUDA's spin
 // does. cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) keeps the sleeping wait
 // (SetHostWaitsBlock), as NVIDIA's "block the CPU thread on a synchronization primitive" does.
+// A query's or a flush's wait for the report of an end that has passed (Lazy completions) is no
+// modelled wait and does not spin (AwaitReportLocked): a tool that polls events with
+// cudaEventQuery, as the agent's event-pair fallback does, spun a core on it (that fallback's
+// launch loop +124% CPU against +69% with sleeping waits, run_launch_cost_bench).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -174,6 +178,9 @@ struct Timeline {
   std::priority_queue<std::shared_ptr<OpHandle>, std::vector<std::shared_ptr<OpHandle>>, ByWakeTime>
       lazy_heap;
   int waiters = 0;  // host threads waiting for an op's end (AwaitLocked): no end is reported late
+  // Of them, the modelled waits (a synchronize, a blocking copy: Host waits), for which the device
+  // thread spins; not a query's or a flush's wait for the report of an end that has passed.
+  int host_waiters = 0;
   uint64_t last_wait_end_ns = 0;  // when the last Waiter finished (Host waits: the idle spin)
   int lazy_in_flight = 0;  // lazy ops taken off lazy_heap and not yet done
   std::atomic<uint32_t> device_pid{0};  // the process whose device thread serves this timeline
@@ -540,7 +547,7 @@ void DeviceThreadMain() {
   for (;;) {
     if (t.heap.empty() && t.lazy_heap.empty()) {
       const uint64_t now = NowNs();
-      const bool after_wait = t.waiters > 0 || now - t.last_wait_end_ns < kHostWaitSpinNs;
+      const bool after_wait = t.host_waiters > 0 || now - t.last_wait_end_ns < kHostWaitSpinNs;
       if (HostWaitsSpin() && after_wait && (idle_since == 0 || now - idle_since < kHostWaitSpinNs)) {
         if (idle_since == 0) idle_since = now;
         lock.unlock();
@@ -571,7 +578,7 @@ void DeviceThreadMain() {
       if (!t.lazy_heap.empty()) wake = std::min(wake, DueLocked(*t.lazy_heap.top()));
       // A host thread waits: on time, as the GPU is (Host waits, above). In short steps, so that
       // work submitted meanwhile for an earlier time is seen.
-      const bool spin = t.waiters > 0 && HostWaitsSpin();
+      const bool spin = t.host_waiters > 0 && HostWaitsSpin();
       if (spin && wake <= now + kHostWaitSpinNs) {
         lock.unlock();
         SpinUntilNs(std::min(wake, now + kSpinStepNs));
@@ -655,22 +662,31 @@ Stream* PerThreadStream(int device) {
 
 // A host thread waiting for ends, for its lifetime (held with T().mu): while one waits, no op's
 // end is reported late, and a device thread asleep past a lazy op's end is woken to report it.
+// `host_wait`: a modelled wait (Timeline::host_waiters), not one for a report.
 class Waiter {
  public:
-  Waiter() {
+  explicit Waiter(bool host_wait) : host_wait_(host_wait) {
     Timeline& t = T();
     ++t.waiters;
+    if (host_wait_) ++t.host_waiters;
     if (t.device_wakes_at != 0) {
       t.device_wakes_at = 0;
       t.work_cv.notify_one();
     }
   }
   ~Waiter() {
-    --T().waiters;
-    T().last_wait_end_ns = NowNs();
+    Timeline& t = T();
+    --t.waiters;
+    if (host_wait_) {
+      --t.host_waiters;
+      t.last_wait_end_ns = NowNs();
+    }
   }
   Waiter(const Waiter&) = delete;
   Waiter& operator=(const Waiter&) = delete;
+
+ private:
+  const bool host_wait_;
 };
 
 // Waits (holding `lock`) until `done()`, as a Waiter: spinning near the device thread's next
@@ -678,7 +694,7 @@ class Waiter {
 template <typename Done>
 void AwaitLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
   if (done()) return;
-  Waiter waiter;
+  Waiter waiter(/*host_wait=*/true);
   Timeline& t = T();
   if (!HostWaitsSpin()) {
     t.done_cv.wait(lock, done);
@@ -709,6 +725,16 @@ void AwaitLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
   }
 }
 
+// Waits (holding `lock`) until `done()` for the device thread's report of ends that have passed
+// (a query, a flush): no modelled wait, which on a GPU takes no time at all, so no spin either
+// (a tool polling events would spin a core on it).
+template <typename Done>
+void AwaitReportLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
+  if (done()) return;
+  Waiter waiter(/*host_wait=*/false);
+  T().done_cv.wait(lock, done);
+}
+
 // Waits (holding `lock`) until every op in `ops` is done.
 void WaitAllLocked(std::unique_lock<SpinningMutex>& lock,
                    const std::vector<std::shared_ptr<OpHandle>>& ops) {
@@ -722,7 +748,7 @@ void WaitAllLocked(std::unique_lock<SpinningMutex>& lock,
 bool DoneNowLocked(std::unique_lock<SpinningMutex>& lock, const std::shared_ptr<OpHandle>& op) {
   if (op->done) return true;
   if (!op->lazy || !op->timed || op->end_ns > NowNs()) return false;
-  AwaitLocked(lock, [&] { return op->done; });
+  AwaitReportLocked(lock, [&] { return op->done; });
   return true;
 }
 
@@ -792,7 +818,7 @@ void TimelineDrainAtExit() {
   std::unique_lock<SpinningMutex> lock(t.mu);
   uint64_t deadline = NowNs() + 30ull * 1000000000ull;  // a runaway queue must not hang exit
   {
-    Waiter waiter;  // every end on time from here
+    Waiter waiter(/*host_wait=*/false);  // every end on time from here
     for (Device* d : t.devices) {
       while (!d->pending.empty() && NowNs() < deadline) {
         t.done_cv.wait_for(lock, std::chrono::milliseconds(50));
@@ -809,7 +835,7 @@ void ReportEndedOps() {
   if (t.device_pid.load(std::memory_order_acquire) != ProcessId()) return;
   std::unique_lock<SpinningMutex> lock(t.mu);
   const uint64_t now = NowNs();
-  AwaitLocked(lock, [&] {
+  AwaitReportLocked(lock, [&] {
     return t.lazy_in_flight == 0 && (t.lazy_heap.empty() || t.lazy_heap.top()->wake_ns > now);
   });
 }
