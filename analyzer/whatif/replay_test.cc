@@ -1,6 +1,8 @@
 #include "analyzer/whatif/replay.h"
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/analysis/analyze_traces.h"
@@ -224,6 +226,20 @@ TEST(ReplayTest, ANestedCallKeepsItsOffsetInsideItsParent) {
 }
 
 // What each fix changes (what_ifs.h), on small programs.
+// The fix of `kind` predicted on `p`'s trace, whose unmodified replay must hold; its measured run
+// in *measured_wall. Fails the test and returns nothing when no such fix is predicted.
+std::optional<WhatIf> PredictedFix(const Program& p, const std::string& kind, TimeNs* measured_wall) {
+  const ReplayGraph graph(p.records);
+  const ReplayCheck check = CheckReplay(graph);
+  EXPECT_TRUE(check.ok) << check.reason;
+  *measured_wall = graph.Measured().wall_ns;
+  InMemoryTables tables;
+  for (WhatIf& w : PredictFixes(graph, {}, tables))
+    if (w.kind == kind) return std::move(w);
+  ADD_FAILURE() << "no " << kind << " prediction";
+  return std::nullopt;
+}
+
 TEST(WhatIfTest, AllocationsThatCostNothingShortenTheRunByTheirTime) {
   Program p;
   const size_t l = p.Call(0, 10 * kUs, ApiClass::kLaunch);
@@ -232,24 +248,14 @@ TEST(WhatIfTest, AllocationsThatCostNothingShortenTheRunByTheirTime) {
   const size_t l2 = p.Call(5020 * kUs, 10 * kUs, ApiClass::kLaunch);
   p.Work(l2, 5040 * kUs, 1 * kMs);
   p.Call(5040 * kUs, 1 * kMs, ApiClass::kStreamSync);
-  const ReplayGraph graph(p.records);
-  InMemoryTables tables;
-  const std::vector<WhatIf> fixes = PredictFixes(graph, {}, tables);
-  const WhatIf* allocator = nullptr;
-  for (const WhatIf& w : fixes)
-    if (w.kind == "allocator") allocator = &w;
-  ASSERT_NE(allocator, nullptr);
+  TimeNs measured = 0;
+  const std::optional<WhatIf> allocator = PredictedFix(p, "allocator", &measured);
+  ASSERT_TRUE(allocator.has_value());
   EXPECT_EQ(allocator->changed, 1u);
   // The second kernel now queues right behind the first (the trace measured no queued gap), and
   // the final sync returns when it ends: 2.02 ms instead of 6.04.
-  EXPECT_EQ(graph.Measured().wall_ns, 6040 * kUs);
+  EXPECT_EQ(measured, 6040 * kUs);
   EXPECT_EQ(allocator->figures.wall_ns, 2020 * kUs);
-}
-
-const WhatIf* FindFix(const std::vector<WhatIf>& fixes, const std::string& kind) {
-  for (const WhatIf& w : fixes)
-    if (w.kind == kind) return &w;
-  return nullptr;
 }
 
 TEST(WhatIfTest, PinnedUploadsCostALaunchEachAndMoveAtTwiceTheirPageableBandwidth) {
@@ -273,13 +279,11 @@ TEST(WhatIfTest, PinnedUploadsCostALaunchEachAndMoveAtTwiceTheirPageableBandwidt
     t += 120 * kUs;
   }
   p.Call(t, 5 * kUs, ApiClass::kStreamSync);
-  const ReplayGraph graph(p.records);
-  ASSERT_TRUE(CheckReplay(graph).ok) << CheckReplay(graph).reason;
-  InMemoryTables tables;
-  const WhatIf* pin = FindFix(PredictFixes(graph, {}, tables), "pin_memory");
-  ASSERT_NE(pin, nullptr);
+  TimeNs measured = 0;
+  const std::optional<WhatIf> pin = PredictedFix(p, "pin_memory", &measured);
+  ASSERT_TRUE(pin.has_value());
   EXPECT_EQ(pin->changed, 4u);
-  EXPECT_EQ(graph.Measured().wall_ns, 685 * kUs);
+  EXPECT_EQ(measured, 685 * kUs);
   // Pinned, each upload costs the host what the trace's median launch did (8 us: the trace has
   // no asynchronous copy to cost one by) and no longer waits; the host work between calls stays.
   // The copies take 1 MB at twice their pageable 10 GB/s, 50 us each, back to back from 5 us
@@ -301,13 +305,11 @@ TEST(WhatIfTest, CollapsedLaunchesCostNothingAndTheirKernelsRunBackToBack) {
     t += 25 * kUs;
   }
   p.Call(t, 15 * kUs, ApiClass::kStreamSync);
-  const ReplayGraph graph(p.records);
-  ASSERT_TRUE(CheckReplay(graph).ok) << CheckReplay(graph).reason;
-  InMemoryTables tables;
-  const WhatIf* graphs = FindFix(PredictFixes(graph, {}, tables), "launch_overhead");
-  ASSERT_NE(graphs, nullptr);
+  TimeNs measured = 0;
+  const std::optional<WhatIf> graphs = PredictedFix(p, "launch_overhead", &measured);
+  ASSERT_TRUE(graphs.has_value());
   EXPECT_EQ(graphs->changed, 9u);  // every launch that follows a launch
-  EXPECT_EQ(graph.Measured().wall_ns, 265 * kUs);
+  EXPECT_EQ(measured, 265 * kUs);
   // As one graph launch: the first call as measured (its kernel at 30-35 us), the nine others
   // free and without host work between them, all at 20 us; their kernels run back to back from
   // the measured launch latency after that (50-95 us), and the sync returns 5 us after the last.
