@@ -13,6 +13,7 @@
 #include <string>
 
 #include "driver/internal.h"
+#include "driver/spinning_mutex.h"
 
 namespace simgpu {
 
@@ -34,6 +35,8 @@ void WaitUntilNs(uint64_t t) {
       timespec ts{static_cast<time_t>(sleep_ns / 1000000000ull),
                   static_cast<long>(sleep_ns % 1000000000ull)};
       nanosleep(&ts, nullptr);
+    } else {
+      SpinningMutex::CpuRelax();
     }
   }
 }

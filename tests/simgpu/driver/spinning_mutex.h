@@ -31,7 +31,8 @@ class SpinningMutex {
   bool try_lock() { return mu_.try_lock(); }
   void unlock() { mu_.unlock(); }
 
-  // One spin-wait step (`pause`): also for the host waits that spin (timeline.cc, "Host waits").
+  // One spin-wait step (`pause`): also WaitUntilNs's (config.cc), which the host costs and the
+  // spinning host waits (timeline.cc, "Host waits") spin in.
   static void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();

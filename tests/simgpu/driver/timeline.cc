@@ -523,11 +523,6 @@ bool HostWaitsSpin() {
   return !GetConfig().host_waits_block && !g_host_waits_block.load(std::memory_order_relaxed);
 }
 
-// Spins (not holding the lock) until NowNs() >= t.
-void SpinUntilNs(uint64_t t) {
-  while (NowNs() < t) SpinningMutex::CpuRelax();
-}
-
 std::chrono::steady_clock::time_point SteadyAt(uint64_t ns) {
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
 }
@@ -551,7 +546,7 @@ void DeviceThreadMain() {
       if (HostWaitsSpin() && after_wait && (idle_since == 0 || now - idle_since < kHostWaitSpinNs)) {
         if (idle_since == 0) idle_since = now;
         lock.unlock();
-        SpinUntilNs(now + kSpinStepNs);
+        WaitUntilNs(now + kSpinStepNs);
         lock.lock();
         continue;
       }
@@ -581,7 +576,7 @@ void DeviceThreadMain() {
       const bool spin = t.host_waiters > 0 && HostWaitsSpin();
       if (spin && wake <= now + kHostWaitSpinNs) {
         lock.unlock();
-        SpinUntilNs(std::min(wake, now + kSpinStepNs));
+        WaitUntilNs(std::min(wake, now + kSpinStepNs));
         lock.lock();
         continue;
       }
@@ -715,7 +710,7 @@ void AwaitLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
     } else if (spin_since == 0 || now - spin_since < kHostWaitSpinNs) {
       if (spin_since == 0) spin_since = now;
       lock.unlock();
-      SpinUntilNs(now + kSpinStepNs);
+      WaitUntilNs(now + kSpinStepNs);
       lock.lock();
     } else {
       // The device thread has been busy for a while (a large copy's bytes): sleep a stretch.
