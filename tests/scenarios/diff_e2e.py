@@ -81,7 +81,7 @@ def main():
         if got is None:
             print("FAIL: the %s run did not produce a trace: %s" % (side, at.failures))
             return 1
-        trace, truth = got
+        trace, truth, _ = got
         rep = report(args, trace)
         pid = rep["traces"][0]["pid"]
         busy, wall = next(iter(scenarios.truth_steady_utilization(

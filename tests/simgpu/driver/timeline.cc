@@ -50,9 +50,12 @@
 // alike): a synchronize returns within microseconds of the work's end. Two sleeps in series here
 // (the device thread's until the end, then the waiter's until the device thread's notify) made
 // it 30-50 us late on this project's 2-core virtual machines, 50-110 us with the agent, and a
-// 32 KiB pageable copy (5 us on the device) a 50-80 us call. So while a host thread waits
-// (Timeline::waiters), the device thread sleeps only until kHostWaitSpinNs before its next op's
-// time and spins the rest, and the waiter likewise before the device thread's next wake
+// 32 KiB pageable copy (5 us on the device) a 50-80 us call: a timed sleep overruns by the
+// thread's timer slack (50 us by default, prctl(2) PR_SET_TIMERSLACK), and a futex wake of a
+// thread on an idle core takes 20-30 us there. So the device thread runs with a timer slack of
+// 1 ns (its sleeps then overrun by ~25 us), and while a host thread waits (Timeline::waiters) it
+// sleeps only until kHostWaitSpinNs before its next op's time and spins the rest, and the waiter
+// likewise before the device thread's next wake
 // (Timeline::device_wakes_at), spinning while the device thread works at most kHostWaitSpinNs
 // at a time: the CPU spent is the last stretch of each wait, not the whole wait as CUDA's spin
 // does. cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) keeps the sleeping wait
@@ -72,6 +75,8 @@
 #include <set>
 #include <thread>
 #include <vector>
+
+#include <sys/prctl.h>
 
 #include "driver/api_scope.h"
 #include "driver/collective_rendezvous.h"
@@ -514,8 +519,9 @@ void ReportCompleted(const OpHandle& op, bool fault) {
 
 thread_local bool t_device_thread = false;
 
-// Host waits (above): how long before a wake the sleeping stops, and the spin's step.
-constexpr uint64_t kHostWaitSpinNs = 100000;
+// Host waits (above): how long before a wake the sleeping stops (twice the device thread's
+// usual overrun), and the spin's step.
+constexpr uint64_t kHostWaitSpinNs = 50000;
 constexpr uint64_t kSpinStepNs = 2000;
 std::atomic<bool> g_host_waits_block{false};
 
@@ -529,6 +535,7 @@ std::chrono::steady_clock::time_point SteadyAt(uint64_t ns) {
 
 void DeviceThreadMain() {
   t_device_thread = true;
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // Host waits (above); this thread's own setting
   Timeline& t = T();
   std::unique_lock<SpinningMutex> lock(t.mu);
   // Lazy ops that ended by this time are handled now (set once the oldest one is due, so that
