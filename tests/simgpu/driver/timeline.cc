@@ -36,11 +36,14 @@
 // the device thread sleeps until the oldest such end is that old and then reports every end due,
 // in one wake, with the modelled times. What the host sees stays exact: while a host thread waits
 // (a synchronize, WaitOp, exit) every end is handled on time (Timeline::waiters), a query
-// (cudaStreamQuery, cudaEventQuery, cudaEventElapsedTime) of work whose end has passed waits the
-// few microseconds for its report, and cuptiActivityFlushAll first has every end so far reported
-// (simgpuDriverReportEnded), as NVIDIA's flush delivers the records of all completed work. Only
-// CUPTI's records between flushes come later, by up to that time, which CUPTI's buffering allows
-// anyway (records reach the tool when a buffer completes).
+// (cudaStreamQuery, cudaEventQuery, cudaEventElapsedTime) finds work done once its end has passed,
+// reported or not (a GPU's query reads a completion the device wrote; it does not wait: a query
+// that waited for this thread's report returned milliseconds late on a loaded 2-core machine,
+// idle inside cudaEventQuery that no host code had caused), unless an exact op is overdue (a
+// fault must not be missed: DoneNowLocked), and cuptiActivityFlushAll first has every end so far
+// reported (simgpuDriverReportEnded), as NVIDIA's flush delivers the records of all completed
+// work. Only CUPTI's records between flushes come later, by up to that time, which CUPTI's
+// buffering allows anyway (records reach the tool when a buffer completes).
 //
 // Host waits. CUDA's default scheduling, cudaDeviceScheduleAuto (CU_CTX_SCHED_AUTO), "uses a
 // heuristic based on the number of active CUDA contexts in the process C and the number of
@@ -60,7 +63,7 @@
 // at a time: the CPU spent is the last stretch of each wait, not the whole wait as CUDA's spin
 // does. cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) keeps the sleeping wait
 // (SetHostWaitsBlock), as NVIDIA's "block the CPU thread on a synchronization primitive" does.
-// A query's or a flush's wait for the report of an end that has passed (Lazy completions) is no
+// A query's or a flush's wait for the report of ends that have passed (Lazy completions) is no
 // modelled wait and does not spin (AwaitReportLocked): a tool that polls events with
 // cudaEventQuery, as the agent's event-pair fallback does, spun a core on it (that fallback's
 // launch loop +124% CPU against +69% with sleeping waits, run_launch_cost_bench).
@@ -728,8 +731,7 @@ void AwaitLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
 }
 
 // Waits (holding `lock`) until `done()` for the device thread's report of ends that have passed
-// (a query, a flush): no modelled wait, which on a GPU takes no time at all, so no spin either
-// (a tool polling events would spin a core on it).
+// (a flush, the exit's drain, a query behind an overdue op): no modelled wait, so no spin either.
 template <typename Done>
 void AwaitReportLocked(std::unique_lock<SpinningMutex>& lock, Done done) {
   if (done()) return;
@@ -745,11 +747,16 @@ void WaitAllLocked(std::unique_lock<SpinningMutex>& lock,
   }
 }
 
-// Whether `op` is done as the host sees it now: a lazy op whose end has passed is, once the
-// device thread has reported it (waited for here: it is due at once).
+// Whether `op` is done as the host sees it now: a lazy op is once its end has passed, whether
+// the device thread has reported it yet or not (Lazy completions, above). Unless an exact op is
+// overdue: a fault (a device's sticky error) is set when the device thread handles its kernel,
+// so then the report is waited for, as a late fault must not read as success.
 bool DoneNowLocked(std::unique_lock<SpinningMutex>& lock, const std::shared_ptr<OpHandle>& op) {
   if (op->done) return true;
-  if (!op->lazy || !op->timed || op->end_ns > NowNs()) return false;
+  const uint64_t now = NowNs();
+  if (!op->lazy || !op->timed || op->end_ns > now) return false;
+  const Timeline& t = T();
+  if (t.heap.empty() || t.heap.top()->wake_ns > now) return true;
   AwaitReportLocked(lock, [&] { return op->done; });
   return true;
 }
