@@ -44,7 +44,15 @@ enum RingRecordType : uint8_t {
 enum RingRecordFlags : uint8_t {
   kRingFlagStackTruncated = 1,   // the native stack hit the depth limit
   kRingFlagPythonTruncated = 2,  // the Python frames are incomplete (depth limit, torn frame)
+  // Stack reuse (ring_recorder.h): the native PCs were just unwound and are now the thread's reuse
+  // entry kRingReuseEntry(flags) ("defines"), or are that entry's PCs, copied ("reused"). Since a
+  // ring is read in order, a reused record's PCs are those of its entry's last defining record:
+  // the writer can take that record's stack id without comparing the words.
+  kRingFlagStackDefinesReuse = 4,
+  kRingFlagStackReused = 8,
 };
+constexpr int kRingReuseEntryShift = 4;  // bits 4-6: the reuse entry (StackReuseTable::kEntries = 8)
+inline int RingReuseEntry(uint8_t flags) { return (flags >> kRingReuseEntryShift) & 7; }
 
 class SpscRing {
  public:

@@ -65,9 +65,9 @@ GS_READS_WHOLE_STACK inline const StackReuseTable::Entry* FindReusable(const Thr
 // After an unwind for a known site: keeps `pcs` in the site's entry (or the next one round robin)
 // and finds each PC's slot, scanning up from the site's stack pointer inside the thread's stack.
 // Leaves nothing to reuse if the stack does not start at the site, or a PC is not found (a frame
-// whose return address is not on the stack).
-GS_READS_WHOLE_STACK __attribute__((noinline)) void Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
-                                        const CallSite& site) {
+// whose return address is not on the stack). Returns the entry's index, or -1 if it was left empty.
+GS_READS_WHOLE_STACK __attribute__((noinline)) int Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
+                                       const CallSite& site) {
   StackReuseTable::Entry* entry = nullptr;
   for (StackReuseTable::Entry& c : ring->reuse->entries) {
     if (c.site_pc == site.pc && c.site_cfa == site.cfa) entry = &c;
@@ -76,10 +76,10 @@ GS_READS_WHOLE_STACK __attribute__((noinline)) void Remember(ThreadRing* ring, c
     entry = &ring->reuse->entries[ring->reuse->next++ % StackReuseTable::kEntries];
   StackReuseTable::Entry& c = *entry;
   c.count = 0;
-  if (n <= 0 || n > StackReuseTable::kPcs || pcs[0] != site.pc) return;
+  if (n <= 0 || n > StackReuseTable::kPcs || pcs[0] != site.pc) return -1;
   const uintptr_t slot0 = site.cfa - sizeof(uint64_t);
-  if (ring->stack_high == 0 || slot0 < ring->stack_low || site.cfa > ring->stack_high) return;
-  if (*reinterpret_cast<const uint64_t*>(slot0) != pcs[0]) return;
+  if (ring->stack_high == 0 || slot0 < ring->stack_low || site.cfa > ring->stack_high) return -1;
+  if (*reinterpret_cast<const uint64_t*>(slot0) != pcs[0]) return -1;
   uintptr_t end = ring->stack_high;
   if (end - slot0 > kReuseScanBytes) end = slot0 + kReuseScanBytes;
   c.slots[0] = slot0;
@@ -88,7 +88,7 @@ GS_READS_WHOLE_STACK __attribute__((noinline)) void Remember(ThreadRing* ring, c
   for (int i = 1; i < n; ++i) {
     while (at + sizeof(uint64_t) <= end && *reinterpret_cast<const uint64_t*>(at) != pcs[i])
       at += sizeof(uint64_t);
-    if (at + sizeof(uint64_t) > end) return;
+    if (at + sizeof(uint64_t) > end) return -1;
     c.slots[i] = at;
     c.pcs[i] = pcs[i];
     at += sizeof(uint64_t);
@@ -97,6 +97,7 @@ GS_READS_WHOLE_STACK __attribute__((noinline)) void Remember(ThreadRing* ring, c
   c.site_cfa = site.cfa;
   c.max_pcs = max_pcs;
   c.count = n;
+  return static_cast<int>(entry - ring->reuse->entries);
 }
 
 }  // namespace
@@ -147,6 +148,8 @@ inline void RingRecorder::Record(RingRecordType type, const void* event, bool ca
           n = reuse->count;
           std::memcpy(pcs, reuse->pcs, static_cast<size_t>(n) * sizeof(uint64_t));
           ++ring->stack_reuses;
+          flags = static_cast<uint8_t>(kRingFlagStackReused |
+                                       (reuse - ring->reuse->entries) << kRingReuseEntryShift);
         } else {
           // libunwind may set errno (its address checks use mincore/msync); the application must
           // never see that.
@@ -155,7 +158,8 @@ inline void RingRecorder::Record(RingRecordType type, const void* event, bool ca
           n = stacks_->Capture(pcs, max_pcs, skip_frames + 1, ring->stack_low, ring->stack_high);
           errno = saved_errno;
           ++ring->stack_unwinds;
-          if (site != nullptr) Remember(ring, pcs, n, max_pcs, *site);
+          const int entry = site != nullptr ? Remember(ring, pcs, n, max_pcs, *site) : -1;
+          if (entry >= 0) flags = static_cast<uint8_t>(kRingFlagStackDefinesReuse | entry << kRingReuseEntryShift);
         }
         if (n > depth_) {
           n = depth_;

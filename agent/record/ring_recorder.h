@@ -58,6 +58,7 @@ struct RingRecordView {
   const PythonFrameRef* python;    // the calling thread's Python frames, innermost first
   int python_count;                // 0: none (not a Python process/thread, or disabled)
   bool python_truncated;
+  uint8_t flags;                   // the record's RingRecordFlags (stack reuse: RingReuseEntry)
 };
 using ApiCallView = RingRecordView<ApiCallEvent>;    // kRingApiCall
 using HostWaitView = RingRecordView<HostWaitEvent>;  // kRingHostWait
@@ -176,7 +177,8 @@ RingRecordView<Event> RingRecorder::ViewAs(const RingRecordHeader& record) {
                                reinterpret_cast<const PythonFrameRef*>(base + kHeaderBytes +
                                                                        size_t{record.count} * sizeof(uint64_t)),
                                python_count,
-                               (record.flags & kRingFlagPythonTruncated) != 0};
+                               (record.flags & kRingFlagPythonTruncated) != 0,
+                               record.flags};
 }
 
 }  // namespace gs

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "agent/capture/host_wait/host_wait.h"
@@ -116,7 +117,8 @@ size_t TraceWriter::Drain() {
 }
 
 void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
-  if (ring_serial_seen_[index] != ring.owner_serial) {
+  const bool serial_changed = ring_serial_seen_[index] != ring.owner_serial;
+  if (serial_changed) {
     ring_serial_seen_[index] = ring.owner_serial;
     pb::ThreadInfo* info = chunk_.add_threads();
     info->set_tid(ring.tid);
@@ -126,6 +128,8 @@ void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
   }
   const uint64_t tid = ring.tid;
   RecentStacks* recent = &recent_stacks_[index];
+  // A new owner starts with an empty reuse table (RingPool::Claim): its entries name nothing yet.
+  if (serial_changed) std::fill(std::begin(recent->reuse_ids), std::end(recent->reuse_ids), 0u);
   size_t api_batch = SIZE_MAX;
   ring.ring.Drain([&](const RingRecordHeader& record) {
     if (record.type == kRingApiCall) {
@@ -172,6 +176,23 @@ uint32_t TraceWriter::InternRecordStack(const StackView& s, RecentStacks* recent
   return id;
 }
 
+template <typename View>
+uint32_t TraceWriter::RecordStackId(const View& record, RecentStacks* recent) {
+  const int entry = RingReuseEntry(record.flags);
+  if ((record.flags & kRingFlagStackReused) != 0 && record.python_count == 0 && recent->reuse_ids[entry] != 0) {
+    // What InternRecordStack would have counted.
+    if (record.truncated) ++stacks_truncated_;
+    ++stack_repeats_;
+    ++stack_reuse_ids_;
+    return recent->reuse_ids[entry];
+  }
+  const uint32_t id = InternRecordStack(StackView{record.pcs, record.pc_count, record.truncated, record.python,
+                                                  record.python_count, record.python_truncated},
+                                        recent);
+  if ((record.flags & kRingFlagStackDefinesReuse) != 0) recent->reuse_ids[entry] = record.python_count == 0 ? id : 0;
+  return id;
+}
+
 void TraceWriter::AddHostWait(uint64_t tid, const HostWaitView& wait, RecentStacks* recent) {
   const HostWaitEvent& e = *wait.event;
   trace::HostWaitRecord r;
@@ -187,9 +208,7 @@ void TraceWriter::AddHostWait(uint64_t tid, const HostWaitView& wait, RecentStac
   r.function = name;
   r.state = ToTrace(e.state);
   // The same interning as an API call's stack: one table, Python frames merged.
-  r.stack = InternRecordStack(StackView{wait.pcs, wait.pc_count, wait.truncated, wait.python, wait.python_count,
-                                         wait.python_truncated},
-                              recent);
+  r.stack = RecordStackId(wait, recent);
   auto [it, inserted] = wait_batch_of_thread_.try_emplace(tid, wait_encoders_.size());
   if (inserted) {
     wait_encoders_.emplace_back();
@@ -210,9 +229,7 @@ void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks
   r.address = e.address;
   r.function = FunctionId(e);
   r.correlation_id = e.correlation_id;
-  r.stack = InternRecordStack(StackView{call.pcs, call.pc_count, call.truncated, call.python, call.python_count,
-                                         call.python_truncated},
-                              recent);
+  r.stack = RecordStackId(call, recent);
   r.result = e.result;
   r.device = e.device;
   r.copy_kind = e.copy_kind;

@@ -84,6 +84,8 @@ class TraceWriter final : private ChunkBuilder {
   uint64_t bytes_written() const { return bytes_written_; }
   // Ring records whose stack id came from one of their ring's recent stacks (RecentStacks); for tests.
   uint64_t stack_repeats() const { return stack_repeats_; }
+  // Of them, those whose id came by their recorder reuse entry, without a compare; for tests.
+  uint64_t stack_reuse_ids() const { return stack_reuse_ids_; }
   uint64_t chunks_written() const { return chunks_written_; }
 
  private:
@@ -104,8 +106,15 @@ class TraceWriter final : private ChunkBuilder {
     RecentStack entries[kEntries];
     uint32_t next = 0;      // replaced next (round robin)
     uint32_t last_hit = 0;  // tried first
+    // Per recorder reuse entry (RingReuseEntry): the stack id of its last defining record, when
+    // that record had no Python frames; 0: none. A reused record without Python frames has the
+    // same native PCs, so the same id, with no compare (kRingFlagStackReused, ring.h).
+    uint32_t reuse_ids[kEntries] = {};
   };
   static bool SameStack(const RecentStack& cached, const StackView& stack, size_t pcs, size_t python);
+  // The stack id of a ring record's stack: by its reuse entry, or InternRecordStack.
+  template <typename View>
+  uint32_t RecordStackId(const View& record, RecentStacks* recent);
 
   void DrainRing(size_t index, ThreadRing& ring);
   // `batch`: the index of the thread's ApiCallBatch encoder in this chunk, looked up (or begun)
@@ -181,6 +190,7 @@ class TraceWriter final : private ChunkBuilder {
   std::vector<uint64_t> ring_serial_seen_;   // per ring slot: owner_serial already described
   std::vector<RecentStacks> recent_stacks_;  // per ring slot
   uint64_t stack_repeats_ = 0;
+  uint64_t stack_reuse_ids_ = 0;
   std::vector<ChunkContributor*> contributors_;
 
   std::unordered_map<std::string, uint32_t> strings_;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -385,6 +386,86 @@ __attribute__((noinline)) void RecordStep(Recorder& recorder, char step, uint64_
     recorder.RecordApiCall(Copy(t), false, 0);
   }
   __asm__ volatile("" ::: "memory");
+}
+
+// A record from call site `site` of RecordFromSites: one call instruction per site, so that each
+// site has a return address (CallSite::pc) of its own, all at the same stack pointer (the store
+// after each call keeps the compiler from merging the calls into one).
+volatile int g_after_site = 0;
+__attribute__((noinline)) void RecordFromSite(Recorder& recorder, uint64_t t) {
+  recorder.RecordApiCallFrom(Copy(t), true, 1,
+                             CallSite{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                                      reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())});
+  __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void RecordFromSites(Recorder& recorder, int site, uint64_t t) {
+  switch (site) {
+    case 0: RecordFromSite(recorder, t); g_after_site = 0; break;
+    case 1: RecordFromSite(recorder, t); g_after_site = 1; break;
+    case 2: RecordFromSite(recorder, t); g_after_site = 2; break;
+    case 3: RecordFromSite(recorder, t); g_after_site = 3; break;
+    case 4: RecordFromSite(recorder, t); g_after_site = 4; break;
+    case 5: RecordFromSite(recorder, t); g_after_site = 5; break;
+    case 6: RecordFromSite(recorder, t); g_after_site = 6; break;
+    case 7: RecordFromSite(recorder, t); g_after_site = 7; break;
+    default: RecordFromSite(recorder, t); g_after_site = 8; break;
+  }
+  __asm__ volatile("" ::: "memory");
+}
+
+// A record whose stack the recorder reused from one of its 8 call-site entries takes the id of that
+// entry's last defining record, with no compare (kRingFlagStackReused); a ninth site takes over the
+// oldest entry, whose later records then name the new site's stack, not the old one's.
+TEST(TraceWriterTest, ReusedStackTakesItsEntrysIdWithoutACompare) {
+  Rig rig;
+  const std::string path = TempPath("reuse_ids.gstrace");
+  std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
+  ASSERT_NE(writer_owner, nullptr);
+  TraceWriter& writer = *writer_owner;
+  ASSERT_TRUE(writer.Start(Header()));
+  // Sites 0-7 fill the recorder's entries; site 8 takes entry 0 over; site 0 comes back in
+  // entry 1. '|': a drain between (the entries outlive it).
+  const std::vector<int> kSites = {0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, -1,
+                                   8, 8, 8, 8, 0, 0};
+  std::vector<int> sites;
+  uint64_t t = 1000000;
+  for (int site : kSites) {
+    if (site < 0) {
+      writer.Drain();
+      ASSERT_TRUE(writer.FlushChunk());
+      continue;
+    }
+    RecordFromSites(*rig.recorder, site, t += 1000);
+    sites.push_back(site);
+  }
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
+  // Each site's first record (and site 0's first after losing its entry) unwinds and defines;
+  // every other one is reused: 2 + 7 x 1 + 3 + 1.
+  EXPECT_EQ(writer.stack_reuse_ids(), 13u);
+
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::vector<trace::ApiCallRecord> calls;
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = (*opened)->Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    calls.insert(calls.end(), events.api_calls.begin(), events.api_calls.end());
+  }
+  ASSERT_EQ(calls.size(), sites.size());
+  std::map<int, uint32_t> id_of_site;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    ASSERT_NE(calls[i].stack, 0u) << i;
+    auto [it, inserted] = id_of_site.try_emplace(sites[i], calls[i].stack);
+    EXPECT_EQ(calls[i].stack, it->second) << "record " << i << ", site " << sites[i];
+  }
+  std::set<uint32_t> distinct;
+  for (const auto& [site, id] : id_of_site) distinct.insert(id);
+  EXPECT_EQ(distinct.size(), 9u) << "nine sites, nine stacks";
+  unlink(path.c_str());
 }
 
 // A record with the same stack words as one of its ring's recent records takes that record's stack
