@@ -9,15 +9,19 @@
 #include <vector>
 
 #include "agent/cupti/simgpu_cupti_rig.h"
+#include "agent/record/reused_stacks.h"
 #include "simgpu.h"
 
 namespace gs {
 namespace {
 
-std::vector<std::vector<uint64_t>> DrainStacks(RingPool& pool) {
+// The ring's launch stacks as a reader sees them: reused ones resolved through `reused`, which
+// lives as long as the ring's owner (reused_stacks.h).
+std::vector<std::vector<uint64_t>> DrainStacks(RingPool& pool, ReusedStacks* reused) {
   std::vector<std::vector<uint64_t>> stacks;
   pool.ring(0).ring.Drain([&](const RingRecordHeader& h) {
-    const ApiCallView v = RingRecorder::View(h);
+    ApiCallView v = RingRecorder::View(h);
+    reused->Resolve(&v);
     if (v.event->api_class == ApiClass::kLaunch) stacks.emplace_back(v.pcs, v.pcs + v.pc_count);
   });
   return stacks;
@@ -49,14 +53,15 @@ TEST(CuptiStackReuseTest, CallbackLoopUnwindsOncePerCallerAndKeepsExactStacks) {
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   const void* kernel = simgpuKernel("reuse_test_kernel", 1000);
   ThreadRing& ring = pool.ring(0);  // this thread's first recorded call took ring 0
-  DrainStacks(pool);
+  ReusedStacks reused;
+  DrainStacks(pool, &reused);
 
   // 100 launches from one caller: one unwind, 99 reuses, 100 stacks identical to the unwound one.
   const uint64_t unwinds = ring.stack_unwinds, reuses = ring.stack_reuses;
   for (volatile int i = 0; i < 100; i = i + 1) LaunchFromA(kernel, stream);
   EXPECT_EQ(ring.stack_unwinds - unwinds, 1u);
   EXPECT_EQ(ring.stack_reuses - reuses, 99u);
-  std::vector<std::vector<uint64_t>> a = DrainStacks(pool);
+  std::vector<std::vector<uint64_t>> a = DrainStacks(pool, &reused);
   ASSERT_EQ(a.size(), 100u);
   for (const auto& s : a) EXPECT_EQ(s, a[0]);
 
@@ -65,7 +70,7 @@ TEST(CuptiStackReuseTest, CallbackLoopUnwindsOncePerCallerAndKeepsExactStacks) {
   for (int i = 0; i < 3; ++i) LaunchFromB(kernel, stream);
   EXPECT_EQ(ring.stack_unwinds - unwinds, 2u);
   EXPECT_EQ(ring.stack_reuses - reuses, 101u);
-  std::vector<std::vector<uint64_t>> b = DrainStacks(pool);
+  std::vector<std::vector<uint64_t>> b = DrainStacks(pool, &reused);
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[1], b[0]);
   EXPECT_EQ(b[2], b[0]);

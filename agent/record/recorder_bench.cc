@@ -76,10 +76,23 @@ ApiCallEvent Event() {
   return e;
 }
 
-void Loop(benchmark::State& state, Recorder* recorder, bool stack, Rig* rig) {
+// A wrapper's call from one call site (RecordApiCallFrom: its return address and stack pointer),
+// as a launch loop's: the recorder reuses the site's stack after the first unwind.
+__attribute__((noinline)) void RecordFromSite(RingRecorder* recorder, const ApiCallEvent& e) {
+  recorder->RecordApiCallFrom(e, true, 1,
+                              CallSite{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                                       reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())});
+  __asm__ volatile("" ::: "memory");
+}
+
+void Loop(benchmark::State& state, Recorder* recorder, bool stack, Rig* rig, bool from_site = false) {
   const ApiCallEvent e = Event();
   for (auto _ : state) {
-    for (int i = 0; i < kBatch; ++i) recorder->RecordApiCall(e, stack, 0);
+    if (from_site) {
+      for (int i = 0; i < kBatch; ++i) RecordFromSite(rig->recorder(), e);
+    } else {
+      for (int i = 0; i < kBatch; ++i) recorder->RecordApiCall(e, stack, 0);
+    }
     if (rig != nullptr) {
       state.PauseTiming();
       rig->Drain();
@@ -91,11 +104,12 @@ void Loop(benchmark::State& state, Recorder* recorder, bool stack, Rig* rig) {
 }
 
 // Runs the loop `depth` frames deeper than the benchmark function, so stacks are that deep.
-__attribute__((noinline)) void AtDepth(int depth, benchmark::State& state, Recorder* recorder, Rig* rig) {
+__attribute__((noinline)) void AtDepth(int depth, benchmark::State& state, Recorder* recorder, Rig* rig,
+                                       bool from_site = false) {
   if (depth == 0) {
-    Loop(state, recorder, true, rig);
+    Loop(state, recorder, true, rig, from_site);
   } else {
-    AtDepth(depth - 1, state, recorder, rig);
+    AtDepth(depth - 1, state, recorder, rig, from_site);
   }
   __asm__ volatile("" ::: "memory");
 }
@@ -154,6 +168,16 @@ void BM_RecordStack30FramePointerNotPython(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordStack30UnwindNotPython);
 BENCHMARK(BM_RecordStack30FramePointerNotPython);
+
+// The same 30 frames from one call site, reused (ring_recorder.h, "Stack reuse"): a launch loop's
+// cost per call once its site is known.
+void BM_RecordStack30Reused(benchmark::State& state) {
+  Rig rig(StackMode::kUnwind, 30);
+  AtDepth(32, state, rig.recorder(), &rig, /*from_site=*/true);
+  state.counters["frames"] = rig.last_count();
+  state.counters["dropped"] = static_cast<double>(rig.dropped());
+}
+BENCHMARK(BM_RecordStack30Reused);
 
 // CUPTI's buffer thread: a launch loop's kernel records (four kernels, CUPTI's name pointer per
 // kernel) into the activity buffer, which the writer then takes, in runs of state.range(0) as

@@ -33,10 +33,10 @@ static_assert(sizeof(RingRecordHeader) == 8, "ring records are 8-byte aligned");
 
 enum RingRecordType : uint8_t {
   kRingPadding = 0,  // skip to the end of the buffer
-  // RingRecordHeader, ApiCallEvent (64 bytes), `count` uint64_t native PCs, then the Python
-  // frames of the same capture (8-byte PythonFrameRef each, innermost first). Their number is
-  // implied by `size` (size/8 - 9 - count), so a record without Python frames is laid out and
-  // sized exactly as before.
+  // RingRecordHeader, ApiCallEvent (64 bytes), `count` uint64_t native PCs (none when the flags
+  // say kRingFlagStackReused), then the Python frames of the same capture (8-byte PythonFrameRef
+  // each, innermost first). Their number is implied by `size` (size/8 - 9 - the PCs stored), so
+  // a record without Python frames is laid out and sized exactly as before.
   kRingApiCall = 1,
   // The same layout with a HostWaitEvent (64 bytes) in place of the ApiCallEvent.
   kRingHostWait = 2,
@@ -45,8 +45,9 @@ enum RingRecordFlags : uint8_t {
   kRingFlagStackTruncated = 1,   // the native stack hit the depth limit
   kRingFlagPythonTruncated = 2,  // the Python frames are incomplete (depth limit, torn frame)
   // Stack reuse (ring_recorder.h): the native PCs were just unwound and are now the thread's reuse
-  // entry kRingReuseEntry(flags) ("defines"), or are that entry's PCs, copied ("reused"). Since a
-  // ring is read in order, a reused record's PCs are those of its entry's last defining record:
+  // entry RingReuseEntry(flags) ("defines"), or the stack is that entry's ("reused": `count` PCs,
+  // not in the record; the Python frames follow the event directly). A ring is read in order, so
+  // a reused record's PCs are those of its entry's last defining record (reused_stacks.h), and
   // the writer can take that record's stack id without comparing the words.
   kRingFlagStackDefinesReuse = 4,
   kRingFlagStackReused = 8,

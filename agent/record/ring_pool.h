@@ -36,6 +36,7 @@ struct StackReuseTable {
     uintptr_t site_cfa;
     int max_pcs;  // the capture's limit it was taken under
     int count;    // 0: nothing to reuse
+    uint32_t epoch;  // RingRecorder::NewReuseEpoch's count when filled: another epoch's is empty
     uint64_t pcs[kPcs];
     uintptr_t slots[kPcs];
   };

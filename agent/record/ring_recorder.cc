@@ -46,14 +46,14 @@ constexpr uintptr_t kReuseScanBytes = 256 * 1024;
 // AddressSanitizer's redzones between them included: uninstrumented (tools/sanitize builds).
 #define GS_READS_WHOLE_STACK __attribute__((no_sanitize_address))
 
-// The entry for `site`, if one still describes a call from it: same site, same limit, every
-// return address still in its slot. nullptr otherwise.
+// The entry for `site`, if one still describes a call from it: same site, same limit, this
+// epoch, every return address still in its slot. nullptr otherwise.
 GS_READS_WHOLE_STACK inline const StackReuseTable::Entry* FindReusable(const ThreadRing& ring,
                                                                        const CallSite& site,
-                                                                       int max_pcs) {
+                                                                       int max_pcs, uint32_t epoch) {
   for (const StackReuseTable::Entry& c : ring.reuse->entries) {
     if (c.site_pc != site.pc || c.site_cfa != site.cfa || c.count == 0) continue;
-    if (c.max_pcs != max_pcs) return nullptr;
+    if (c.max_pcs != max_pcs || c.epoch != epoch) return nullptr;
     for (int i = 0; i < c.count; ++i) {
       if (*reinterpret_cast<const volatile uint64_t*>(c.slots[i]) != c.pcs[i]) return nullptr;
     }
@@ -67,7 +67,7 @@ GS_READS_WHOLE_STACK inline const StackReuseTable::Entry* FindReusable(const Thr
 // Leaves nothing to reuse if the stack does not start at the site, or a PC is not found (a frame
 // whose return address is not on the stack). Returns the entry's index, or -1 if it was left empty.
 GS_READS_WHOLE_STACK __attribute__((noinline)) int Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
-                                       const CallSite& site) {
+                                       const CallSite& site, uint32_t epoch) {
   StackReuseTable::Entry* entry = nullptr;
   for (StackReuseTable::Entry& c : ring->reuse->entries) {
     if (c.site_pc == site.pc && c.site_cfa == site.cfa) entry = &c;
@@ -96,6 +96,7 @@ GS_READS_WHOLE_STACK __attribute__((noinline)) int Remember(ThreadRing* ring, co
   c.site_pc = site.pc;
   c.site_cfa = site.cfa;
   c.max_pcs = max_pcs;
+  c.epoch = epoch;
   c.count = n;
   return static_cast<int>(entry - ring->reuse->entries);
 }
@@ -142,11 +143,12 @@ inline void RingRecorder::Record(RingRecordType type, const void* event, bool ca
       uint8_t flags = 0;
       if (want_stack) {
         uint64_t* pcs = reinterpret_cast<uint64_t*>(p + kRecordHeaderBytes);
+        const uint32_t epoch = reuse_epoch_.load(std::memory_order_relaxed);
         const StackReuseTable::Entry* reuse =
-            site != nullptr ? FindReusable(*ring, *site, max_pcs) : nullptr;
+            site != nullptr ? FindReusable(*ring, *site, max_pcs, epoch) : nullptr;
         if (reuse != nullptr) {
+          // The entry's PCs, not copied: the reader has them from the entry's defining record.
           n = reuse->count;
-          std::memcpy(pcs, reuse->pcs, static_cast<size_t>(n) * sizeof(uint64_t));
           ++ring->stack_reuses;
           flags = static_cast<uint8_t>(kRingFlagStackReused |
                                        (reuse - ring->reuse->entries) << kRingReuseEntryShift);
@@ -158,7 +160,7 @@ inline void RingRecorder::Record(RingRecordType type, const void* event, bool ca
           n = stacks_->Capture(pcs, max_pcs, skip_frames + 1, ring->stack_low, ring->stack_high);
           errno = saved_errno;
           ++ring->stack_unwinds;
-          const int entry = site != nullptr ? Remember(ring, pcs, n, max_pcs, *site) : -1;
+          const int entry = site != nullptr ? Remember(ring, pcs, n, max_pcs, *site, epoch) : -1;
           if (entry >= 0) flags = static_cast<uint8_t>(kRingFlagStackDefinesReuse | entry << kRingReuseEntryShift);
         }
         if (n > depth_) {
@@ -166,19 +168,20 @@ inline void RingRecorder::Record(RingRecordType type, const void* event, bool ca
           flags |= kRingFlagStackTruncated;
         }
       }
+      const int stored = (flags & kRingFlagStackReused) != 0 ? 0 : n;  // PCs in this record
       int py = 0;
       if (__builtin_expect(want_python, 0)) {
-        // Right after the kept PCs (the writer derives the count from the record's size).
+        // Right after the stored PCs (the writer derives the count from the record's size).
         bool py_truncated = false;
         const int saved_errno = errno;
         py = python_->Capture(
-            reinterpret_cast<PythonFrameRef*>(p + kRecordHeaderBytes + static_cast<size_t>(n) * sizeof(uint64_t)),
+            reinterpret_cast<PythonFrameRef*>(p + kRecordHeaderBytes + static_cast<size_t>(stored) * sizeof(uint64_t)),
             kMaxPythonFrames, &py_truncated);
         errno = saved_errno;
         if (py_truncated) flags |= kRingFlagPythonTruncated;
       }
       auto* header = reinterpret_cast<RingRecordHeader*>(p);
-      header->size = static_cast<uint32_t>(kRecordHeaderBytes + static_cast<size_t>(n + py) * sizeof(uint64_t));
+      header->size = static_cast<uint32_t>(kRecordHeaderBytes + static_cast<size_t>(stored + py) * sizeof(uint64_t));
       header->type = type;
       header->flags = flags;
       header->count = static_cast<uint16_t>(n);

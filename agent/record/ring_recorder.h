@@ -20,7 +20,10 @@
 // walk would find the same frames (exact for frames of fixed size; a caller that moved with alloca
 // would need stale copies of every return address left at the old slots to be missed). A miss, or a
 // PC not found within 256 KiB of stack, unwinds as before. Cost of a hit: a search of 8 sites, one
-// load and compare per frame and one copy. Nothing to invalidate on dlopen/dlclose: the reused PCs
+// load and compare per frame; the PCs are not copied into the record, which names its entry
+// instead, and the record that filled the entry carries them (kRingFlagStackReused and
+// kRingFlagStackDefinesReuse, ring.h; the reader's side: reused_stacks.h). Nothing to invalidate
+// on dlopen/dlclose: the reused PCs
 // are exactly the values the unwinder would read from those slots. CUPTI's runtime callback (calls
 // that bypass the wrappers, e.g. Python's ctypes) passes its own site, the callback's return address
 // into CUPTI's dispatcher and its stack pointer (cupti_session.cc); calls without a site (tests)
@@ -52,7 +55,8 @@ namespace gs {
 template <typename Event>
 struct RingRecordView {
   const Event* event;
-  const uint64_t* pcs;             // native return addresses, innermost first
+  const uint64_t* pcs;             // native return addresses, innermost first; nullptr when the
+                                   // record reuses its entry's (ReusedStacks::Resolve gives them)
   int pc_count;
   bool truncated;                  // native stack cut at the depth limit
   const PythonFrameRef* python;    // the calling thread's Python frames, innermost first
@@ -105,6 +109,12 @@ class RingRecorder final : public Recorder {
 
   // --- writer side ---
   RingPool& pool() { return *pool_; }
+  // A new reader of the rings (a writer: each trace, each on-demand window, a forked child's) has
+  // seen no record that filled a reuse entry: every thread's next call from a known site unwinds
+  // and fills its entry again, so that its reused records name PCs this reader has
+  // (reused_stacks.h). Only while no thread records (before its first record, between windows,
+  // in a forked child): a record in flight may still name the entry as it was.
+  void NewReuseEpoch() { reuse_epoch_.fetch_add(1, std::memory_order_relaxed); }
   // The Python reader given at construction (nullptr if none).
   PythonStackReader* python() const { return python_; }
   ActivityBuffer& activities() { return activities_; }
@@ -149,6 +159,7 @@ class RingRecorder final : public Recorder {
   PythonStackReader* const python_;
   const int depth_;
   const uint64_t generation_;  // tells a thread's cached ring pointer from an older recorder's
+  std::atomic<uint32_t> reuse_epoch_{1};  // reuse entries of an older epoch are empty (NewReuseEpoch)
   pthread_key_t exit_key_{};
   bool has_exit_key_ = false;
   std::atomic<bool> enabled_{true};
@@ -169,13 +180,15 @@ RingRecordView<Event> RingRecorder::ViewAs(const RingRecordHeader& record) {
   constexpr size_t kHeaderBytes = sizeof(RingRecordHeader) + sizeof(Event);
   const uint8_t* base = reinterpret_cast<const uint8_t*>(&record);
   const size_t words = (record.size - kHeaderBytes) / sizeof(uint64_t);
-  const int python_count = words > record.count ? static_cast<int>(words - record.count) : 0;
+  const bool reused = (record.flags & kRingFlagStackReused) != 0;
+  const size_t stored = reused ? 0 : record.count;
+  const int python_count = words > stored ? static_cast<int>(words - stored) : 0;
   return RingRecordView<Event>{reinterpret_cast<const Event*>(base + sizeof(RingRecordHeader)),
-                               reinterpret_cast<const uint64_t*>(base + kHeaderBytes),
+                               reused ? nullptr : reinterpret_cast<const uint64_t*>(base + kHeaderBytes),
                                record.count,
                                (record.flags & kRingFlagStackTruncated) != 0,
                                reinterpret_cast<const PythonFrameRef*>(base + kHeaderBytes +
-                                                                       size_t{record.count} * sizeof(uint64_t)),
+                                                                       stored * sizeof(uint64_t)),
                                python_count,
                                (record.flags & kRingFlagPythonTruncated) != 0,
                                record.flags};

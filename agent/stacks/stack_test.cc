@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/record/reused_stacks.h"
 #include "agent/record/ring_pool.h"
 #include "agent/record/ring_recorder.h"
 #include "agent/stacks/stack_table.h"
@@ -262,10 +263,13 @@ __attribute__((noinline)) void Nest(RingRecorder& recorder, int depth) {
   __asm__ volatile("" ::: "memory");
 }
 
-std::vector<std::vector<uint64_t>> DrainStacks(RingPool& pool) {
+// The ring's stacks as a reader sees them: reused ones resolved through `reused`, which lives as
+// long as the ring's owner (reused_stacks.h).
+std::vector<std::vector<uint64_t>> DrainStacks(RingPool& pool, ReusedStacks* reused) {
   std::vector<std::vector<uint64_t>> stacks;
   pool.ring(0).ring.Drain([&](const RingRecordHeader& h) {
-    const ApiCallView v = RingRecorder::View(h);
+    ApiCallView v = RingRecorder::View(h);
+    reused->Resolve(&v);
     stacks.emplace_back(v.pcs, v.pcs + v.pc_count);
   });
   return stacks;
@@ -281,13 +285,14 @@ TEST(StackTest, LoopFromOneSiteUnwindsOnceAndAnotherSiteOrStackPointerUnwindsAga
     capturer.Init(mode, &note);
     RingRecorder recorder(&pool, &capturer, 32, 16);
     ThreadRing& ring = pool.ring(0);  // the first thread to record takes ring 0
+    ReusedStacks reused;
 
     // A back-to-back loop: one unwind, 99 reuses, 100 identical stacks.
     volatile int calls = 100;
     for (int i = 0; i < calls; ++i) Nest(recorder, 0);
     EXPECT_EQ(ring.stack_unwinds, 1u);
     EXPECT_EQ(ring.stack_reuses, 99u);
-    std::vector<std::vector<uint64_t>> loop = DrainStacks(pool);
+    std::vector<std::vector<uint64_t>> loop = DrainStacks(pool, &reused);
     ASSERT_EQ(loop.size(), 100u);
     ASSERT_GE(loop[0].size(), 4u);  // CallFrom's site in Middle, Nest, this test, gtest...
     for (const auto& s : loop) EXPECT_EQ(s, loop[0]);
@@ -295,7 +300,7 @@ TEST(StackTest, LoopFromOneSiteUnwindsOnceAndAnotherSiteOrStackPointerUnwindsAga
     // The same site PC deeper (Nest recursed): a fresh unwind, with the extra frames.
     Nest(recorder, 3);
     EXPECT_EQ(ring.stack_unwinds, 2u);
-    std::vector<std::vector<uint64_t>> deeper = DrainStacks(pool);
+    std::vector<std::vector<uint64_t>> deeper = DrainStacks(pool, &reused);
     ASSERT_EQ(deeper.size(), 1u);
     EXPECT_EQ(deeper[0][0], loop[0][0]);
     EXPECT_EQ(deeper[0].size(), loop[0].size() + 3);
@@ -305,7 +310,7 @@ TEST(StackTest, LoopFromOneSiteUnwindsOnceAndAnotherSiteOrStackPointerUnwindsAga
     for (int i = 0; i < 2 * calls / 100; ++i) MiddleFromB(recorder);
     EXPECT_EQ(ring.stack_unwinds, 4u);
     EXPECT_EQ(ring.stack_reuses, 101u);
-    std::vector<std::vector<uint64_t>> ab = DrainStacks(pool);
+    std::vector<std::vector<uint64_t>> ab = DrainStacks(pool, &reused);
     ASSERT_EQ(ab.size(), 4u);
     EXPECT_EQ(ab[0], ab[1]);
     EXPECT_EQ(ab[2], ab[3]);
@@ -318,7 +323,7 @@ TEST(StackTest, LoopFromOneSiteUnwindsOnceAndAnotherSiteOrStackPointerUnwindsAga
     recorder.RecordApiCall(ApiCallEvent{}, true, 0);
     recorder.RecordApiCall(ApiCallEvent{}, true, 0);
     EXPECT_EQ(ring.stack_unwinds, before + 2);
-    DrainStacks(pool);
+    DrainStacks(pool, &reused);
   }
 }
 

@@ -49,6 +49,7 @@ TraceWriter::TraceWriter(RingRecorder* recorder, std::unique_ptr<TraceFile> file
     : recorder_(recorder), file_(std::move(file)), api_names_(api_names), memory_bound_(memory_bound) {
   ring_serial_seen_.assign(recorder_->pool().ring_count(), 0);
   recent_stacks_.resize(recorder_->pool().ring_count());
+  recorder_->NewReuseEpoch();  // this writer has seen no reuse entry filled
 }
 
 TraceWriter::~TraceWriter() = default;
@@ -129,13 +130,20 @@ void TraceWriter::DrainRing(size_t index, ThreadRing& ring) {
   const uint64_t tid = ring.tid;
   RecentStacks* recent = &recent_stacks_[index];
   // A new owner starts with an empty reuse table (RingPool::Claim): its entries name nothing yet.
-  if (serial_changed) std::fill(std::begin(recent->reuse_ids), std::end(recent->reuse_ids), 0u);
+  if (serial_changed) {
+    std::fill(std::begin(recent->reuse_ids), std::end(recent->reuse_ids), 0u);
+    recent->reused.Clear();
+  }
   size_t api_batch = SIZE_MAX;
   ring.ring.Drain([&](const RingRecordHeader& record) {
     if (record.type == kRingApiCall) {
-      AddApiCall(tid, RingRecorder::View(record), recent, &api_batch);
+      ApiCallView call = RingRecorder::View(record);
+      recent->reused.Resolve(&call);
+      AddApiCall(tid, call, recent, &api_batch);
     } else if (record.type == kRingHostWait) {
-      AddHostWait(tid, RingRecorder::ViewHostWait(record), recent);
+      HostWaitView wait = RingRecorder::ViewHostWait(record);
+      recent->reused.Resolve(&wait);
+      AddHostWait(tid, wait, recent);
     }
   });
 }

@@ -34,6 +34,7 @@
 #include "agent/symbolize/module_map.h"
 #include "agent/python/python_symbolizer.h"
 #include "agent/python/stack_merge.h"
+#include "agent/record/reused_stacks.h"
 #include "agent/record/ring_recorder.h"
 #include "agent/stacks/stack_table.h"
 #include "agent/writer/trace_file.h"
@@ -110,6 +111,7 @@ class TraceWriter final : private ChunkBuilder {
     // that record had no Python frames; 0: none. A reused record without Python frames has the
     // same native PCs, so the same id, with no compare (kRingFlagStackReused, ring.h).
     uint32_t reuse_ids[kEntries] = {};
+    ReusedStacks reused;  // the PCs that the ring's reused records name
   };
   static bool SameStack(const RecentStack& cached, const StackView& stack, size_t pcs, size_t python);
   // The stack id of a ring record's stack: by its reuse entry, or InternRecordStack.

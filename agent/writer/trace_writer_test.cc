@@ -468,6 +468,49 @@ TEST(TraceWriterTest, ReusedStackTakesItsEntrysIdWithoutACompare) {
   unlink(path.c_str());
 }
 
+// The api calls of the trace at `path`, in order.
+std::vector<trace::ApiCallRecord> ReadApiCalls(const std::string& path) {
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  EXPECT_TRUE(opened.ok()) << opened.status();
+  std::vector<trace::ApiCallRecord> calls;
+  if (!opened.ok()) return calls;
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = (*opened)->Next(&events);
+    EXPECT_TRUE(more.ok());
+    if (!more.ok() || !*more) break;
+    calls.insert(calls.end(), events.api_calls.begin(), events.api_calls.end());
+  }
+  return calls;
+}
+
+// A new writer (the next on-demand window's, a forked child's) has not seen the records that filled
+// the recorder's reuse entries: its first record from each site unwinds again (a new reuse epoch),
+// so every record of its trace has its stack.
+TEST(TraceWriterTest, ANewWritersRecordsFromKnownSitesKeepTheirStacks) {
+  Rig rig;
+  std::string paths[2] = {TempPath("reuse_first.gstrace"), TempPath("reuse_second.gstrace")};
+  for (const std::string& path : paths) {
+    std::unique_ptr<TraceWriter> writer = rig.Writer(path);
+    ASSERT_NE(writer, nullptr);
+    ASSERT_TRUE(writer->Start(Header()));
+    // One call instruction for the three (an unrolled loop would be three callers of the site).
+    volatile int calls = 3;
+    for (int i = 0; i < calls; ++i) RecordFromSites(*rig.recorder, 1, 1000000 + static_cast<uint64_t>(i) * 1000);
+    ASSERT_TRUE(writer->Finish(pb::END_REASON_EXIT, ""));
+    EXPECT_EQ(writer->stack_reuse_ids(), 2u) << path;
+  }
+  const std::vector<trace::ApiCallRecord> first = ReadApiCalls(paths[0]), second = ReadApiCalls(paths[1]);
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_EQ(second.size(), 3u);
+  for (const trace::ApiCallRecord& call : second) {
+    EXPECT_NE(call.stack, 0u);
+    EXPECT_EQ(call.stack, second[0].stack);
+  }
+  for (const std::string& path : paths) unlink(path.c_str());
+}
+
 // A record with the same stack words as one of its ring's recent records takes that record's stack
 // id without interning (TraceWriter::RecentStacks); any other record is interned as before.
 TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
