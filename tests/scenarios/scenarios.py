@@ -101,7 +101,12 @@ SCENARIOS = {
     # recv_batch_from_socket: ~2.5 samples per wait at 100 Hz; the host work is I/O wait.
     "data_starved_socket": dict(cause="host_work", planted=["recv_batch_from_socket"],
                                 attribution="samples", state="io_wait"),
-    "pageable_copies": dict(cause="pageable_copy", planted=["copy_batch"], attribution="call"),
+    # 90 steps: the set-up inside the steady window (the host samples' allocation and fill after
+    # the model's first memsets, charged to cudaStreamCreate) is ~4 ms; with simgpu's pageable
+    # copies as fast as a GPU's (timeline.cc, "Host waits") 30 steps took ~90 ms and left it at
+    # 6-10% of the idle, against the planted copies' 90%.
+    "pageable_copies": dict(cause="pageable_copy", planted=["copy_batch"], attribution="call",
+                            args=["--steps", "90"]),
     "launch_bound": dict(cause="launch_overhead", planted=["launch_tiny_kernels"],
                          attribution="call"),
     # torch.compile's launch path: a cubin's kernels launched with cuLaunchKernelEx and the input
