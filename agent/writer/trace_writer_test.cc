@@ -388,6 +388,23 @@ __attribute__((noinline)) void RecordStep(Recorder& recorder, char step, uint64_
   __asm__ volatile("" ::: "memory");
 }
 
+// The api calls of the trace at `path`, in order.
+std::vector<trace::ApiCallRecord> ReadApiCalls(const std::string& path) {
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  EXPECT_TRUE(opened.ok()) << opened.status();
+  std::vector<trace::ApiCallRecord> calls;
+  if (!opened.ok()) return calls;
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = (*opened)->Next(&events);
+    EXPECT_TRUE(more.ok());
+    if (!more.ok() || !*more) break;
+    calls.insert(calls.end(), events.api_calls.begin(), events.api_calls.end());
+  }
+  return calls;
+}
+
 // A record from call site `site` of RecordFromSites: one call instruction per site, so that each
 // site has a return address (CallSite::pc) of its own, all at the same stack pointer (the store
 // after each call keeps the compiler from merging the calls into one).
@@ -444,17 +461,7 @@ TEST(TraceWriterTest, ReusedStackTakesItsEntrysIdWithoutACompare) {
   // every other one is reused: 2 + 7 x 1 + 3 + 1.
   EXPECT_EQ(writer.stack_reuse_ids(), 13u);
 
-  reader::CollectingReporter damage;
-  auto opened = reader::TraceReader::Open(path, &damage);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  std::vector<trace::ApiCallRecord> calls;
-  reader::ChunkEvents events;
-  while (true) {
-    auto more = (*opened)->Next(&events);
-    ASSERT_TRUE(more.ok());
-    if (!*more) break;
-    calls.insert(calls.end(), events.api_calls.begin(), events.api_calls.end());
-  }
+  const std::vector<trace::ApiCallRecord> calls = ReadApiCalls(path);
   ASSERT_EQ(calls.size(), sites.size());
   std::map<int, uint32_t> id_of_site;
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -466,23 +473,6 @@ TEST(TraceWriterTest, ReusedStackTakesItsEntrysIdWithoutACompare) {
   for (const auto& [site, id] : id_of_site) distinct.insert(id);
   EXPECT_EQ(distinct.size(), 9u) << "nine sites, nine stacks";
   unlink(path.c_str());
-}
-
-// The api calls of the trace at `path`, in order.
-std::vector<trace::ApiCallRecord> ReadApiCalls(const std::string& path) {
-  reader::CollectingReporter damage;
-  auto opened = reader::TraceReader::Open(path, &damage);
-  EXPECT_TRUE(opened.ok()) << opened.status();
-  std::vector<trace::ApiCallRecord> calls;
-  if (!opened.ok()) return calls;
-  reader::ChunkEvents events;
-  while (true) {
-    auto more = (*opened)->Next(&events);
-    EXPECT_TRUE(more.ok());
-    if (!more.ok() || !*more) break;
-    calls.insert(calls.end(), events.api_calls.begin(), events.api_calls.end());
-  }
-  return calls;
 }
 
 // A new writer (the next on-demand window's, a forked child's) has not seen the records that filled
