@@ -12,14 +12,13 @@
 #include <vector>
 
 #include "agent/record/ring.h"
+#include "agent/record/ring_pool.h"
 #include "agent/record/ring_recorder.h"
 
 namespace gs {
 
 class ReusedStacks {
  public:
-  static constexpr int kEntries = 8;  // StackReuseTable::kEntries (RingReuseEntry's three bits)
-
   // Call for every API call and host wait record of the ring, in ring order: keeps a defining
   // record's PCs, and points a reused record's `pcs` at its entry's. A reused record whose entry
   // was never defined here (a reader that started in the middle of a ring) gets no PCs.
@@ -44,7 +43,7 @@ class ReusedStacks {
   }
 
  private:
-  std::vector<uint64_t> pcs_[kEntries];
+  std::vector<uint64_t> pcs_[StackReuseTable::kEntries];
 };
 
 }  // namespace gs

@@ -43,6 +43,7 @@ struct StackReuseTable {
   unsigned next;  // the entry a new site replaces (round robin)
   Entry entries[kEntries];
 };
+static_assert(StackReuseTable::kEntries <= 8, "a record names its reuse entry in three bits (RingReuseEntry)");
 
 struct ThreadRing {
   enum State : int { kFree = 0, kClaiming = 1, kOwned = 2, kExited = 3 };

@@ -110,7 +110,7 @@ class TraceWriter final : private ChunkBuilder {
     // Per recorder reuse entry (RingReuseEntry): the stack id of its last defining record, when
     // that record had no Python frames; 0: none. A reused record without Python frames has the
     // same native PCs, so the same id, with no compare (kRingFlagStackReused, ring.h).
-    uint32_t reuse_ids[kEntries] = {};
+    uint32_t reuse_ids[StackReuseTable::kEntries] = {};
     ReusedStacks reused;  // the PCs that the ring's reused records name
   };
   static bool SameStack(const RecentStack& cached, const StackView& stack, size_t pcs, size_t python);
