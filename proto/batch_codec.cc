@@ -56,14 +56,6 @@ bool Fits(const RepeatedField<E>& column, int count) {
     }                                                                                        \
   } while (0)
 
-// Enum conversions with unknown values mapped to the "unspecified" 0. The enums are contiguous
-// from 0, so a range check is the same as the generated (out-of-line) *_IsValid, minus the call.
-template <typename Enum>
-inline Enum ToEnum(uint32_t v, Enum max) {
-  return v <= static_cast<uint32_t>(max) ? static_cast<Enum>(v) : static_cast<Enum>(0);
-}
-inline MemKind ToMemKind(uint32_t v) { return ToEnum(v, gpustall::trace::MemKind_MAX); }
-
 }  // namespace
 
 // ----------------------------------------------------------------------------------- encoders
@@ -253,7 +245,6 @@ bool DecodeApiCalls(const gpustall::trace::ApiCallBatch& b, Records* out, std::s
     c += static_cast<uint64_t>(correlation[i]);
     s += static_cast<uint64_t>(stream[i]);
     a += static_cast<uint64_t>(address[i]);
-    const uint32_t at = attrs[i];
     r->thread_id = b.thread_id();
     r->enter_ns = t;
     r->exit_ns = t + duration[i];
@@ -265,10 +256,7 @@ bool DecodeApiCalls(const gpustall::trace::ApiCallBatch& b, Records* out, std::s
     r->stack = stack[i];
     r->result = result[i];
     r->device = device[i];
-    r->copy_kind = static_cast<uint8_t>(at & 0xf);
-    r->src_kind = ToMemKind(at >> 4 & 0xf);
-    r->dst_kind = ToMemKind(at >> 8 & 0xf);
-    r->flags = static_cast<uint8_t>(at >> 12);
+    UnpackAttrs(attrs[i], r);
     r->api_class = gpustall::trace::API_CLASS_OTHER;
   }
   return true;
@@ -313,10 +301,6 @@ bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* ou
     t += static_cast<uint64_t>(start[i]);
     c += static_cast<uint64_t>(correlation[i]);
     a += static_cast<uint64_t>(address[i]);
-    const uint32_t k = kind[i];
-    const uint32_t at = attrs[i];
-    const uint32_t activity_kind = k & 0xf;
-    const uint32_t source = k >> 4 & 0xf;
     r->start_ns = t;
     r->end_ns = t + duration[i];
     r->bytes = bytes[i];
@@ -329,12 +313,8 @@ bool DecodeGpuActivities(const gpustall::trace::GpuActivityBatch& b, Records* ou
     r->graph_node_id = graph_node_id[i];
     r->launch_config = launch_config[i];
     r->name = name[i];
-    r->kind = ToEnum(activity_kind, gpustall::trace::ActivityKind_MAX);
-    r->source = ToEnum(source, gpustall::trace::ActivitySource_MAX);
-    r->copy_kind = static_cast<uint8_t>(at & 0xf);
-    r->src_kind = ToMemKind(at >> 4 & 0xf);
-    r->dst_kind = ToMemKind(at >> 8 & 0xf);
-    r->flags = static_cast<uint8_t>(at >> 12);
+    UnpackActivityKind(kind[i], r);
+    UnpackAttrs(attrs[i], r);
   }
   return true;
 }

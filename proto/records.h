@@ -126,6 +126,30 @@ inline uint32_t PackActivityKind(ActivityKind kind, ActivitySource source) {
   const auto nibble = [](uint32_t v) { return v > 14 ? 15u : v; };
   return nibble(static_cast<uint32_t>(kind)) | nibble(static_cast<uint32_t>(source)) << 4;
 }
+// --- and by the decoders (batch_codec.h, batch_wire.h) ---
+
+// An enum column's value, values this build does not know read as the "unspecified" 0. The enums
+// are contiguous from 0, so a range check is the same as the generated (out-of-line) *_IsValid,
+// minus the call.
+template <typename Enum>
+inline Enum ToEnum(uint32_t v, Enum max) {
+  return v <= static_cast<uint32_t>(max) ? static_cast<Enum>(v) : static_cast<Enum>(0);
+}
+inline MemKind ToMemKind(uint32_t v) { return ToEnum(v, gpustall::trace::MemKind_MAX); }
+// The attrs column back into a record's fields (ApiCallRecord, GpuActivityRecord).
+template <typename Record>
+inline void UnpackAttrs(uint32_t attrs, Record* r) {
+  r->copy_kind = static_cast<uint8_t>(attrs & 0xf);
+  r->src_kind = ToMemKind(attrs >> 4 & 0xf);
+  r->dst_kind = ToMemKind(attrs >> 8 & 0xf);
+  r->flags = static_cast<uint8_t>(attrs >> 12);
+}
+// The GpuActivityBatch.kind column back into a record's kind and source.
+inline void UnpackActivityKind(uint32_t packed, GpuActivityRecord* r) {
+  r->kind = ToEnum(packed & 0xf, gpustall::trace::ActivityKind_MAX);
+  r->source = ToEnum(packed >> 4 & 0xf, gpustall::trace::ActivitySource_MAX);
+}
+
 // *_delta columns: the difference from the previous value, in wrapping unsigned arithmetic so
 // that any uint64 round-trips.
 inline int64_t Delta(uint64_t value, uint64_t* previous) {

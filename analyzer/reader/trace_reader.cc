@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "proto/batch_wire.h"
+#include "proto/chunk_wire.pb.h"
 
 namespace gs::reader {
 
@@ -237,7 +239,9 @@ struct TraceReader::Frame {
   bool damaged = false;
   std::string why;                      // (damaged)
   std::string scratch;                  // inflated payload
-  pb::Chunk chunk;                      // reused: keeps its capacity across chunks
+  // Reused: keeps its capacity across chunks. A Chunk whose API call and activity batches stay
+  // bytes, decoded straight into `events` (proto/batch_wire.h).
+  gpustall::trace::ChunkWire chunk;
   pb::TraceEnd trace_end;
   ChunkEvents events;                   // the chunk's records, api_class not yet resolved
   std::vector<BadBatch> bad_batches;
@@ -396,10 +400,11 @@ void TraceReader::DecodeFrame(Frame* frame) {
     default:
       return;
   }
-  const pb::Chunk& chunk = frame->chunk;
+  const gpustall::trace::ChunkWire& chunk = frame->chunk;
+  constexpr const char* kDoesNotParse = "the chunk does not parse";
   if (!frame->chunk.ParseFromArray(payload.data(), size)) {
     frame->damaged = true;
-    frame->why = "the chunk does not parse";
+    frame->why = kDoesNotParse;
     return;
   }
   ChunkEvents* events = &frame->events;
@@ -407,13 +412,23 @@ void TraceReader::DecodeFrame(Frame* frame) {
   const auto bad_batch = [&](const char* what, int index) {
     frame->bad_batches.push_back({what, index, error});
   };
+  // A batch whose bytes protobuf would not parse fails the whole chunk, as parsing it as a Chunk
+  // would have (nothing of the frame is applied).
+  const auto decoded = [&](trace::WireBatchResult result, const char* what, int index) {
+    if (result == trace::WireBatchResult::kBadBatch) bad_batch(what, index);
+    if (result != trace::WireBatchResult::kMalformed) return true;
+    frame->damaged = true;
+    frame->why = kDoesNotParse;
+    return false;
+  };
   for (int i = 0; i < chunk.api_calls_size(); ++i) {
-    if (!trace::DecodeApiCallBatch(chunk.api_calls(i), &events->api_calls, &error)) bad_batch("API call", i);
+    if (!decoded(trace::DecodeApiCallBatchWire(chunk.api_calls(i), &events->api_calls, &error), "API call", i))
+      return;
   }
   for (int i = 0; i < chunk.activities_size(); ++i) {
-    if (!trace::DecodeGpuActivityBatch(chunk.activities(i), &events->activities, &error)) {
-      bad_batch("GPU activity", i);
-    }
+    if (!decoded(trace::DecodeGpuActivityBatchWire(chunk.activities(i), &events->activities, &error),
+                 "GPU activity", i))
+      return;
   }
   for (int i = 0; i < chunk.memory_events_size(); ++i) {
     if (!trace::DecodeMemoryEventBatch(chunk.memory_events(i), &events->memory_events, &error)) {
@@ -527,7 +542,7 @@ void TraceReader::MarkTruncated(uint64_t at, uint64_t bytes, const char* inside,
 }
 
 void TraceReader::ApplyChunk(Frame* frame, ChunkEvents* events) {
-  const pb::Chunk& chunk = frame->chunk;
+  const gpustall::trace::ChunkWire& chunk = frame->chunk;
   const uint64_t frame_offset = frame->offset;
   // The decoded records become the caller's; the caller's emptied vectors stay for reuse.
   std::swap(events->api_calls, frame->events.api_calls);

@@ -658,6 +658,63 @@ TEST(ReaderTest, BadBatchIsDroppedAndTheRestOfTheChunkKept) {
   EXPECT_FALSE((*reader)->stats().clean_end);
 }
 
+// A batch whose bytes do not parse (here an API call batch cut inside its time column, inside a
+// chunk whose framing and checksum are good) fails its whole chunk, as it did when the chunk was
+// parsed with its batches: the frame is damaged, nothing of it is applied (not even its strings
+// or its other batches), and the next chunk reads.
+TEST(ReaderTest, BatchThatDoesNotParseDamagesItsChunk) {
+  std::string bytes = EmptyTrace();
+  pb::Chunk first;
+  first.set_sequence(0);
+  pb::InternedString* s = first.add_strings();
+  s->set_id(1);
+  s->set_value("from the damaged chunk");
+  trace::GpuActivityBatchEncoder enc;
+  enc.Begin(first.add_activities(), 100);
+  GpuActivityRecord a;
+  a.start_ns = 100;
+  a.end_ns = 200;
+  a.kind = pb::ACTIVITY_KIND_KERNEL;
+  enc.Add(a);
+  pb::ApiCallBatch* calls = first.add_api_calls();
+  calls->set_count(1);
+  calls->add_enter_delta(300);  // two varint bytes, 0xd8 0x04, of which the second is cut below
+  std::string payload = first.SerializeAsString();
+  const std::string batch = calls->SerializeAsString();
+  const size_t at = payload.find(batch);
+  ASSERT_NE(at, std::string::npos);
+  // The batch loses its last byte; its length and the chunk's say one byte less, so the chunk's
+  // framing still holds and only the batch is broken.
+  ASSERT_EQ(static_cast<unsigned char>(payload[at - 1]), batch.size());
+  payload[at - 1] = static_cast<char>(batch.size() - 1);
+  payload.erase(at + batch.size() - 1, 1);
+  std::string frame(trace::kFrameHeaderSize + payload.size(), '\0');
+  ASSERT_GT(trace::EncodeFrame(trace::FrameType::kChunk, payload.data(), payload.size(),
+                               reinterpret_cast<unsigned char*>(frame.data()), frame.size()),
+            0u);
+  bytes += frame;
+  pb::Chunk second;
+  second.set_sequence(1);
+  enc.Begin(second.add_activities(), 500);
+  a.start_ns = 500;
+  a.end_ns = 600;
+  enc.Add(a);
+  AppendChunk(&bytes, second);
+
+  CollectingReporter damage;
+  auto reader = TraceReader::FromBuffer(bytes, &damage);
+  ASSERT_TRUE(reader.ok());
+  const ReadBack got = ReadAll(**reader);
+  EXPECT_TRUE(got.api_calls.empty());
+  ASSERT_EQ(got.activities.size(), 1u);
+  EXPECT_EQ(got.activities[0].start_ns, 500u);
+  EXPECT_EQ((*reader)->tables().string(1), "");
+  EXPECT_EQ((*reader)->stats().corrupt_frames, 1u);
+  ASSERT_GE(damage.damage.size(), 1u);
+  EXPECT_NE(damage.damage[0].reason.message().find("the chunk does not parse"), std::string::npos)
+      << damage.damage[0].reason.message();
+}
+
 TEST(ReaderTest, GapInChunkSequenceIsReported) {
   std::string bytes = EmptyTrace();
   pb::Chunk chunk;
