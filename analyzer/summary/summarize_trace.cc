@@ -50,6 +50,9 @@ void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, cons
   collectives_.clear();
   collective_name_.clear();
   gaps_.clear();
+  host_charges_.clear();
+  idle_by_key_.clear();
+  causes_by_key_.clear();
   rows_.clear();
   RankSummary& s = current_;
   s.source = importer.info().path;
@@ -109,7 +112,17 @@ RecordSink* RankSummaryObserver::records() { return imported_ ? &imported_collec
 
 void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& v) {
   const TraceTables& tables = *tables_;
-  gaps_.push_back({device, v.start, v.end, v.charges});
+  const uint64_t first = host_charges_.size();
+  for (const Charge& c : v.charges) {
+    idle_by_key_[c.key] += c.ns;
+    causes_by_key_[c.key][static_cast<int>(c.cause)] += c.ns;
+    if (IsHostBound(c.cause)) host_charges_.push_back({c.key, c.ns});
+  }
+  // Only a gap with a length can fall in a step (EndTrace).
+  if (v.end > v.start)
+    gaps_.push_back({v.start, v.end, device, static_cast<uint32_t>(host_charges_.size() - first), first});
+  else
+    host_charges_.resize(first);
   if (!keep_rows_) return;
   IdleIntervalRow row;
   row.device = device;
@@ -170,15 +183,15 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
 
   // Charge each gap to the step whose window it falls in: (previous collective end, start].
   absl::flat_hash_map<uint64_t, RankStack> by_key;
-  std::sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) { return a.start < b.start; });
+  for (const auto& [key, ns] : idle_by_key_) by_key[key].idle_ns = ns;
+  const auto by_start = [](const Gap& a, const Gap& b) { return a.start < b.start; };
+  if (!s.steps.empty() && !std::is_sorted(gaps.begin(), gaps.end(), by_start))
+    std::sort(gaps.begin(), gaps.end(), by_start);
   size_t k = 0;
   for (const Gap& g : gaps) {
+    if (s.steps.empty()) break;
     TimeNs length = g.end - g.start;
-    for (const Charge& c : g.charges) {
-      RankStack& st = by_key[c.key];
-      st.idle_ns += c.ns;
-    }
-    if (g.device != step_device || length <= 0 || s.steps.empty()) continue;
+    if (g.device != step_device || length <= 0) continue;
     while (k < s.steps.size() && s.steps[k].collective_start_ns <= g.start) ++k;
     if (k == s.steps.size()) continue;  // after the last collective: not before any step
     RankStep& step = s.steps[k];
@@ -187,8 +200,8 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     if (overlap <= 0) continue;
     double fraction = static_cast<double>(overlap) / static_cast<double>(length);
     step.idle_ns += overlap;
-    for (const Charge& c : g.charges) {
-      if (!IsHostBound(c.cause)) continue;
+    for (uint64_t i = g.first_charge; i < g.first_charge + g.charges; ++i) {
+      const HostCharge& c = host_charges_[i];
       auto ns = static_cast<TimeNs>(static_cast<double>(c.ns) * fraction);
       step.host_bound_idle_ns += ns;
       by_key[c.key].step_host_bound_ns += ns;
@@ -205,10 +218,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     CauseNs causes{};
     TimeNs shown_ns = -1;  // idle of the stack id whose lines `stack.frames` shows
   };
-  absl::flat_hash_map<uint64_t, CauseNs> stack_causes;
-  for (const Gap& g : gaps) {
-    for (const Charge& c : g.charges) stack_causes[c.key][static_cast<int>(c.cause)] += c.ns;
-  }
+  absl::flat_hash_map<uint64_t, CauseNs>& stack_causes = causes_by_key_;
   absl::flat_hash_map<std::string, Grouped> grouped;
   TraceStacks stacks;
   for (const auto& [key, st] : by_key) {
@@ -246,6 +256,9 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     rows_.clear();
   }
   gaps_.clear();
+  host_charges_.clear();
+  idle_by_key_.clear();
+  causes_by_key_.clear();
   collectives_.clear();
   tables_ = nullptr;
 }

@@ -74,10 +74,21 @@ class RankSummaryObserver : public TraceObserver {
     uint32_t device;
     TimeNs start, end;
   };
+  // A steady-state gap as the steps need it (cut at EndTrace, when the step device and its
+  // collectives are known): its extent and its host-bound charges, host_charges_[first_charge,
+  // first_charge + charges). Its other charges are summed as it arrives (idle_by_key_,
+  // causes_by_key_): a gap costs 32 bytes and 16 per host-bound charge, and no allocation of its
+  // own (a vector of charges per gap was most of a report's time and memory on traces of
+  // millions of gaps, BENCHMARKS.md "The per-rank summary's gaps").
   struct Gap {
-    uint32_t device;
     TimeNs start, end;
-    std::vector<Charge> charges;
+    uint32_t device;
+    uint32_t charges;
+    uint64_t first_charge;
+  };
+  struct HostCharge {
+    uint64_t key;
+    TimeNs ns;
   };
 
   // An imported trace's collectives, from its model records (a .gstrace's come from OnChunk).
@@ -102,6 +113,9 @@ class RankSummaryObserver : public TraceObserver {
   std::vector<Collective> collectives_;
   absl::flat_hash_map<uint32_t, bool> collective_name_;  // string id -> is a collective
   std::vector<Gap> gaps_;
+  std::vector<HostCharge> host_charges_;
+  absl::flat_hash_map<uint64_t, TimeNs> idle_by_key_;   // charge key -> idle charged to it
+  absl::flat_hash_map<uint64_t, CauseNs> causes_by_key_;  // charge key -> that idle by cause
   std::vector<IdleIntervalRow> rows_;
   bool imported_ = false;  // the trace is of another format (TraceImporter::imported())
   ImportedCollectives imported_collectives_{this};
