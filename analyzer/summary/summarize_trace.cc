@@ -52,7 +52,7 @@ void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, cons
   gaps_.clear();
   host_charges_.clear();
   idle_by_key_.clear();
-  causes_by_key_.clear();
+  last_key_idle_ = nullptr;
   rows_.clear();
   RankSummary& s = current_;
   s.source = importer.info().path;
@@ -114,8 +114,12 @@ void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict&
   const TraceTables& tables = *tables_;
   const uint64_t first = host_charges_.size();
   for (const Charge& c : v.charges) {
-    idle_by_key_[c.key] += c.ns;
-    causes_by_key_[c.key][static_cast<int>(c.cause)] += c.ns;
+    if (last_key_idle_ == nullptr || c.key != last_key_) {
+      last_key_ = c.key;
+      last_key_idle_ = &idle_by_key_[c.key];  // valid until the next insertion, i.e. the next miss
+    }
+    last_key_idle_->idle_ns += c.ns;
+    last_key_idle_->by_cause[static_cast<int>(c.cause)] += c.ns;
     if (IsHostBound(c.cause)) host_charges_.push_back({c.key, c.ns});
   }
   // Only a gap with a length can fall in a step (EndTrace).
@@ -149,7 +153,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   const TraceTables& tables = *tables_;
   RankSummary& s = current_;
   std::vector<Collective>& collectives = collectives_;
-  std::vector<Gap>& gaps = gaps_;
+  std::deque<Gap>& gaps = gaps_;
   bool all_fill = !result.devices.empty(), all_occupancy = all_fill;
   TimeNs covered = 0, occupied = 0;
   for (const DeviceSummary& d : result.devices) {
@@ -183,7 +187,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
 
   // Charge each gap to the step whose window it falls in: (previous collective end, start].
   absl::flat_hash_map<uint64_t, RankStack> by_key;
-  for (const auto& [key, ns] : idle_by_key_) by_key[key].idle_ns = ns;
+  for (const auto& [key, idle] : idle_by_key_) by_key[key].idle_ns = idle.idle_ns;
   const auto by_start = [](const Gap& a, const Gap& b) { return a.start < b.start; };
   if (!s.steps.empty() && !std::is_sorted(gaps.begin(), gaps.end(), by_start))
     std::sort(gaps.begin(), gaps.end(), by_start);
@@ -218,7 +222,6 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     CauseNs causes{};
     TimeNs shown_ns = -1;  // idle of the stack id whose lines `stack.frames` shows
   };
-  absl::flat_hash_map<uint64_t, CauseNs>& stack_causes = causes_by_key_;
   absl::flat_hash_map<std::string, Grouped> grouped;
   TraceStacks stacks;
   for (const auto& [key, st] : by_key) {
@@ -226,7 +229,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     Grouped& g = grouped[StackIdentity(frames)];
     g.stack.idle_ns += st.idle_ns;
     g.stack.step_host_bound_ns += st.step_host_bound_ns;
-    const CauseNs& causes = stack_causes[key];
+    const CauseNs& causes = idle_by_key_[key].by_cause;
     for (size_t i = 0; i < causes.size(); ++i) g.causes[i] += causes[i];
     std::vector<std::string> strings = FrameStrings(frames);
     if (st.idle_ns > g.shown_ns || (st.idle_ns == g.shown_ns && strings < g.stack.frames)) {
@@ -258,7 +261,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   gaps_.clear();
   host_charges_.clear();
   idle_by_key_.clear();
-  causes_by_key_.clear();
+  last_key_idle_ = nullptr;
   collectives_.clear();
   tables_ = nullptr;
 }

@@ -14,6 +14,7 @@
 #ifndef GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_
 #define GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -76,8 +77,8 @@ class RankSummaryObserver : public TraceObserver {
   };
   // A steady-state gap as the steps need it (cut at EndTrace, when the step device and its
   // collectives are known): its extent and its host-bound charges, host_charges_[first_charge,
-  // first_charge + charges). Its other charges are summed as it arrives (idle_by_key_,
-  // causes_by_key_): a gap costs 32 bytes and 16 per host-bound charge, and no allocation of its
+  // first_charge + charges). Its other charges are summed as it arrives (idle_by_key_): a gap
+  // costs 32 bytes and 16 per host-bound charge, and no allocation of its
   // own (a vector of charges per gap was most of a report's time and memory on traces of
   // millions of gaps, BENCHMARKS.md "The per-rank summary's gaps").
   struct Gap {
@@ -112,10 +113,18 @@ class RankSummaryObserver : public TraceObserver {
   RankSummary current_;
   std::vector<Collective> collectives_;
   absl::flat_hash_map<uint32_t, bool> collective_name_;  // string id -> is a collective
-  std::vector<Gap> gaps_;
-  std::vector<HostCharge> host_charges_;
-  absl::flat_hash_map<uint64_t, TimeNs> idle_by_key_;   // charge key -> idle charged to it
-  absl::flat_hash_map<uint64_t, CauseNs> causes_by_key_;  // charge key -> that idle by cause
+  // Deques: they grow without copying what they hold (a vector's doublings copied every gap
+  // twice on average, and touched twice the memory).
+  std::deque<Gap> gaps_;
+  std::deque<HostCharge> host_charges_;
+  struct KeyIdle {
+    TimeNs idle_ns = 0;
+    CauseNs by_cause{};
+  };
+  absl::flat_hash_map<uint64_t, KeyIdle> idle_by_key_;  // charge key -> idle charged to it
+  // The last key charged and its entry (a gap's charges mostly go to the key of the gap before).
+  uint64_t last_key_ = 0;
+  KeyIdle* last_key_idle_ = nullptr;
   std::vector<IdleIntervalRow> rows_;
   bool imported_ = false;  // the trace is of another format (TraceImporter::imported())
   ImportedCollectives imported_collectives_{this};
