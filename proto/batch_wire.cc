@@ -1,6 +1,8 @@
 #include "proto/batch_wire.h"
 
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 
 namespace gs::trace {
 namespace {
@@ -180,7 +182,139 @@ bool DecodeActivitiesFromMessage(const gpustall::trace::GpuActivityBatch& b, Gpu
   return DecodeGpuActivityBatch(b, out, error);
 }
 
+// ---------------------------------------------------------------------------------- encoding
+
+inline uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline uint64_t ZigZag32(int32_t v) {
+  return static_cast<uint32_t>((static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31));
+}
+
+inline size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+inline void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// A batch's fields in number order, as protobuf writes a proto3 message: scalars that are not 0,
+// then the columns that are not empty, packed. `scalars` are (field, value) pairs; column c is
+// field `first_column_field` + c.
+void AppendBatch(int field, std::initializer_list<std::pair<int, uint64_t>> scalars, const WireColumn* columns,
+                 int column_count, int first_column_field, std::string* out) {
+  size_t body = 0;
+  for (const auto& [f, v] : scalars)
+    if (v != 0) body += VarintSize(static_cast<uint64_t>(f) << 3) + VarintSize(v);
+  for (int c = 0; c < column_count; ++c) {
+    const size_t n = columns[c].size();
+    if (n != 0) body += VarintSize(static_cast<uint64_t>(first_column_field + c) << 3 | kLengthDelimited) + VarintSize(n) + n;
+  }
+  out->reserve(out->size() + VarintSize(static_cast<uint64_t>(field) << 3) + VarintSize(body) + body);
+  AppendVarint(static_cast<uint64_t>(field) << 3 | kLengthDelimited, out);
+  AppendVarint(body, out);
+  for (const auto& [f, v] : scalars) {
+    if (v == 0) continue;
+    AppendVarint(static_cast<uint64_t>(f) << 3 | kVarint, out);
+    AppendVarint(v, out);
+  }
+  for (int c = 0; c < column_count; ++c) {
+    const size_t n = columns[c].size();
+    if (n == 0) continue;
+    AppendVarint(static_cast<uint64_t>(first_column_field + c) << 3 | kLengthDelimited, out);
+    AppendVarint(n, out);
+    out->append(reinterpret_cast<const char*>(columns[c].data()), n);
+  }
+}
+
 }  // namespace
+
+void WireColumn::Backfill(uint32_t n) {
+  if (capacity_ < n + kMaxVarint) Grow(n + kMaxVarint);
+  std::memset(data_.get(), 0, n);  // one 0 varint per earlier record
+  size_ = n;
+}
+
+void WireColumn::Grow(size_t at_least) {
+  size_t capacity = capacity_ == 0 ? 256 : capacity_ * 2;
+  while (capacity < at_least) capacity *= 2;
+  std::unique_ptr<uint8_t[]> data(new uint8_t[capacity]);
+  if (size_ != 0) std::memcpy(data.get(), data_.get(), size_);
+  data_ = std::move(data);
+  capacity_ = capacity;
+}
+
+void ApiCallBatchWireEncoder::Begin(uint64_t thread_id, uint64_t base_ns) {
+  for (WireColumn& c : columns_) c.Clear();
+  thread_id_ = thread_id;
+  base_ns_ = base_ns;
+  count_ = 0;
+  prev_enter_ = base_ns;
+  prev_stream_ = prev_address_ = 0;
+  prev_correlation_ = 0;
+}
+
+// As ApiCallBatchEncoder::Add (batch_codec.cc), column for column.
+void ApiCallBatchWireEncoder::Add(const ApiCallRecord& r) {
+  const uint32_t n = count_;
+  columns_[kEnter].PutAlways(ZigZag(Delta(r.enter_ns, &prev_enter_)));
+  columns_[kDuration].Put(n, r.exit_ns >= r.enter_ns ? r.exit_ns - r.enter_ns : 0);
+  columns_[kFunction].Put(n, r.function);
+  columns_[kCorrelation].Put(n, ZigZag(static_cast<int64_t>(r.correlation_id) - prev_correlation_));
+  prev_correlation_ = r.correlation_id;
+  columns_[kStack].Put(n, r.stack);
+  columns_[kBytes].Put(n, r.bytes);
+  columns_[kStream].Put(n, ZigZag(Delta(r.stream, &prev_stream_)));
+  columns_[kAttrs].Put(n, PackAttrs(r.copy_kind, r.src_kind, r.dst_kind, r.flags));
+  columns_[kResult].Put(n, ZigZag32(r.result));
+  columns_[kDevice].Put(n, r.device);
+  columns_[kAddress].Put(n, ZigZag(Delta(r.address, &prev_address_)));
+  ++count_;
+}
+
+// ApiCallBatch: thread_id 1, base_ns 2, count 3, the columns 4-14.
+void ApiCallBatchWireEncoder::AppendAsField(int field, std::string* out) const {
+  AppendBatch(field, {{1, thread_id_}, {2, base_ns_}, {3, count_}}, columns_, kColumns, 4, out);
+}
+
+void GpuActivityBatchWireEncoder::Begin(uint64_t base_ns) {
+  for (WireColumn& c : columns_) c.Clear();
+  base_ns_ = base_ns;
+  count_ = 0;
+  prev_start_ = base_ns;
+  prev_address_ = 0;
+  prev_correlation_ = 0;
+}
+
+// As GpuActivityBatchEncoder::Add (batch_codec.cc), column for column.
+void GpuActivityBatchWireEncoder::Add(const GpuActivityRecord& r) {
+  const uint32_t n = count_;
+  columns_[kStart].PutAlways(ZigZag(Delta(r.start_ns, &prev_start_)));
+  columns_[kDuration].Put(n, r.end_ns >= r.start_ns ? r.end_ns - r.start_ns : 0);
+  columns_[kCorrelation].Put(n, ZigZag(static_cast<int64_t>(r.correlation_id) - prev_correlation_));
+  prev_correlation_ = r.correlation_id;
+  columns_[kKind].Put(n, PackActivityKind(r.kind, r.source));
+  columns_[kDevice].Put(n, r.device);
+  columns_[kStream].Put(n, r.stream);
+  columns_[kName].Put(n, r.name);
+  columns_[kBytes].Put(n, r.bytes);
+  columns_[kAttrs].Put(n, PackAttrs(r.copy_kind, r.src_kind, r.dst_kind, r.flags));
+  columns_[kAddress].Put(n, ZigZag(Delta(r.address, &prev_address_)));
+  columns_[kContext].Put(n, r.context);
+  columns_[kSyncType].Put(n, r.sync_type);
+  columns_[kGraphNode].Put(n, r.graph_node_id);
+  columns_[kLaunchConfig].Put(n, r.launch_config);
+  ++count_;
+}
+
+// GpuActivityBatch: base_ns 1, count 2, the columns 3-16.
+void GpuActivityBatchWireEncoder::AppendAsField(int field, std::string* out) const {
+  AppendBatch(field, {{1, base_ns_}, {2, count_}}, columns_, kColumns, 3, out);
+}
 
 WireBatchResult DecodeApiCallBatchWire(std::string_view wire, ApiCallRecords* out, std::string* error) {
   uint64_t scalars[3] = {};

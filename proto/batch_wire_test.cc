@@ -50,11 +50,15 @@ uint64_t Value(std::mt19937_64& rng, int max_bits) {
 
 // Batches as the agent's encoders write them, with each column absent in some batches, and the
 // wide columns' values of up to `max_bits` bits (64: the ten-byte varints protobuf decides).
-pb::ApiCallBatch RandomApiCalls(std::mt19937_64& rng, int max_bits) {
-  pb::ApiCallBatch batch;
-  ApiCallBatchEncoder enc;
+struct CallBatchInput {
+  uint64_t thread_id = 0, base_ns = 0;
+  std::vector<ApiCallRecord> records;
+};
+CallBatchInput RandomCallRecords(std::mt19937_64& rng, int max_bits) {
+  CallBatchInput in;
   const uint64_t base = rng() >> 8;
-  enc.Begin(&batch, rng() % 100000, base);
+  in.base_ns = base;
+  in.thread_id = rng() % 100000;
   const int n = static_cast<int>(rng() % 300);
   const uint64_t absent = rng();  // column k never set when bit k is set
   uint64_t t = base;
@@ -77,16 +81,29 @@ pb::ApiCallBatch RandomApiCalls(std::mt19937_64& rng, int max_bits) {
       r.dst_kind = static_cast<MemKind>(rng() % 16);
       r.flags = static_cast<uint8_t>(rng() % 4);
     }
-    enc.Add(r);
+    in.records.push_back(r);
   }
+  return in;
+}
+pb::ApiCallBatch EncodeWithMessage(const CallBatchInput& in) {
+  pb::ApiCallBatch batch;
+  ApiCallBatchEncoder enc;
+  enc.Begin(&batch, in.thread_id, in.base_ns);
+  for (const ApiCallRecord& r : in.records) enc.Add(r);
   return batch;
 }
+pb::ApiCallBatch RandomApiCalls(std::mt19937_64& rng, int max_bits) {
+  return EncodeWithMessage(RandomCallRecords(rng, max_bits));
+}
 
-pb::GpuActivityBatch RandomActivities(std::mt19937_64& rng, int max_bits) {
-  pb::GpuActivityBatch batch;
-  GpuActivityBatchEncoder enc;
+struct ActivityBatchInput {
+  uint64_t base_ns = 0;
+  std::vector<GpuActivityRecord> records;
+};
+ActivityBatchInput RandomActivityRecords(std::mt19937_64& rng, int max_bits) {
+  ActivityBatchInput in;
   const uint64_t base = rng() >> 8;
-  enc.Begin(&batch, base);
+  in.base_ns = base;
   const int n = static_cast<int>(rng() % 300);
   const uint64_t absent = rng();
   uint64_t t = base;
@@ -113,9 +130,19 @@ pb::GpuActivityBatch RandomActivities(std::mt19937_64& rng, int max_bits) {
     r.sync_type = absent & 1024 ? 0 : static_cast<uint32_t>(Value(rng, 3));
     r.graph_node_id = absent & 2048 ? 0 : Value(rng, max_bits);
     r.launch_config = absent & 4096 ? 0 : static_cast<uint32_t>(Value(rng, 16));
-    enc.Add(r);
+    in.records.push_back(r);
   }
+  return in;
+}
+pb::GpuActivityBatch EncodeWithMessage(const ActivityBatchInput& in) {
+  pb::GpuActivityBatch batch;
+  GpuActivityBatchEncoder enc;
+  enc.Begin(&batch, in.base_ns);
+  for (const GpuActivityRecord& r : in.records) enc.Add(r);
   return batch;
+}
+pb::GpuActivityBatch RandomActivities(std::mt19937_64& rng, int max_bits) {
+  return EncodeWithMessage(RandomActivityRecords(rng, max_bits));
 }
 
 // What protobuf's parse and the message decoder make of `wire`, the way the reader used to read a
@@ -188,6 +215,37 @@ TEST(BatchWireTest, AgentWrittenBatchesReadAsTheMessageDecoderReadsThem) {
                                                                           "activity batch " + std::to_string(i));
   }
   EXPECT_EQ(ten_byte, 100);
+}
+
+// The wire encoders write what protobuf writes for the message encoders' batches: a chunk of
+// those batches serialises to the bytes the wire encoders append, batch after batch.
+TEST(BatchWireTest, WireEncodersWriteWhatProtobufWritesForTheMessageEncoders) {
+  std::mt19937_64 rng(5);
+  ApiCallBatchWireEncoder calls;
+  GpuActivityBatchWireEncoder activities;
+  for (int i = 0; i < 200; ++i) {
+    const int max_bits = i % 4 == 3 ? 64 : 62;
+    // The same records through both encoders: the message ones' batches are the reference.
+    const CallBatchInput call_input = RandomCallRecords(rng, max_bits);
+    const ActivityBatchInput activity_input = RandomActivityRecords(rng, max_bits);
+    const std::vector<ApiCallRecord>& call_records = call_input.records;
+    const std::vector<GpuActivityRecord>& activity_records = activity_input.records;
+    calls.Begin(call_input.thread_id, call_input.base_ns);
+    for (const ApiCallRecord& r : call_records) calls.Add(r);
+    activities.Begin(activity_input.base_ns);
+    for (const GpuActivityRecord& r : activity_records) activities.Add(r);
+    EXPECT_EQ(calls.count(), call_records.size());
+    EXPECT_EQ(activities.count(), activity_records.size());
+
+    pb::Chunk chunk;
+    *chunk.add_api_calls() = EncodeWithMessage(call_input);
+    *chunk.add_activities() = EncodeWithMessage(activity_input);
+    std::string wire;
+    calls.AppendAsField(8, &wire);  // Chunk.api_calls
+    activities.AppendAsField(9, &wire);  // Chunk.activities
+    ASSERT_EQ(wire, chunk.SerializeAsString()) << "batch " << i << " of " << call_records.size() << " calls, "
+                                               << activity_records.size() << " activities";
+  }
 }
 
 // Hand-made wire bytes, for the encodings protobuf accepts that the agent never writes.

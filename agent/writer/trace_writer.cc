@@ -63,12 +63,16 @@ bool TraceWriter::Fail(const std::string& what) {
   return false;
 }
 
-bool TraceWriter::WriteFrame(uint8_t type, const google::protobuf::MessageLite& message) {
+bool TraceWriter::WriteFrame(uint8_t type, const google::protobuf::MessageLite& message, std::string_view tail) {
   if (failed_) return false;
-  const size_t size = message.ByteSizeLong();
+  const size_t message_size = message.ByteSizeLong();
+  const size_t size = message_size + tail.size();
   if (size > trace::kMaxPayloadSize) return Fail("trace frame too large");
   payload_.resize(size);
   message.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(payload_.data()));
+  // A message's fields may come in any order and a repeated field's elements are read in the
+  // order they come: the tail's batches follow the other fields and keep their own order.
+  if (!tail.empty()) std::memcpy(payload_.data() + message_size, tail.data(), tail.size());
   frame_.resize(trace::MaxCompressedFrameSize(size));
   const size_t n = frame_encoder_.Encode(static_cast<trace::FrameType>(type), payload_.data(), size,
                                         reinterpret_cast<unsigned char*>(frame_.data()), frame_.size());
@@ -245,10 +249,10 @@ void TraceWriter::AddApiCall(uint64_t tid, const ApiCallView& call, RecentStacks
   r.dst_kind = ToTrace(e.dst_kind);
   r.flags = e.flags;
   if (*batch == SIZE_MAX) {
-    auto [it, inserted] = batch_of_thread_.try_emplace(tid, api_encoders_.size());
+    auto [it, inserted] = batch_of_thread_.try_emplace(tid, api_encoders_used_);
     if (inserted) {
-      api_encoders_.emplace_back();
-      api_encoders_.back().Begin(chunk_.add_api_calls(), tid, e.enter_ns);
+      if (api_encoders_used_ == api_encoders_.size()) api_encoders_.emplace_back();
+      api_encoders_[api_encoders_used_++].Begin(tid, e.enter_ns);
     }
     *batch = it->second;
   }
@@ -444,7 +448,7 @@ void TraceWriter::DrainActivities() {
     r.dst_kind = ToTrace(a.dst_kind);
     r.flags = a.flags;
     if (!activity_batch_open_) {
-      activity_encoder_.Begin(chunk_.add_activities(), r.start_ns);
+      activity_encoder_.Begin(r.start_ns);
       activity_batch_open_ = true;
     }
     activity_encoder_.Add(r);
@@ -603,12 +607,16 @@ bool TraceWriter::FlushChunk() {
     return true;
   }
   chunk_.set_sequence(sequence_++);
-  const bool ok = WriteFrame(static_cast<uint8_t>(trace::FrameType::kChunk), chunk_);
+  batches_.clear();
+  for (size_t i = 0; i < api_encoders_used_; ++i)
+    api_encoders_[i].AppendAsField(pb::Chunk::kApiCallsFieldNumber, &batches_);
+  if (activity_batch_open_) activity_encoder_.AppendAsField(pb::Chunk::kActivitiesFieldNumber, &batches_);
+  const bool ok = WriteFrame(static_cast<uint8_t>(trace::FrameType::kChunk), chunk_, batches_);
   if (ok) ++chunks_written_;
   last_stats_signature_ = signature;
   chunk_.Clear();  // keeps the repeated fields' capacity: steady state does not allocate
   batch_of_thread_.clear();
-  api_encoders_.clear();
+  api_encoders_used_ = 0;
   wait_batch_of_thread_.clear();
   wait_encoders_.clear();
   activity_batch_open_ = false;
