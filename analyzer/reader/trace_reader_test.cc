@@ -607,14 +607,26 @@ TEST(ReaderTest, NewerSchemaVersionIsAnError) {
   std::remove(path.c_str());
 }
 
-// Appends a hand-made chunk frame to `bytes`.
-void AppendChunk(std::string* bytes, const pb::Chunk& chunk) {
-  const std::string payload = chunk.SerializeAsString();
+// Appends a chunk frame of hand-made payload bytes to `bytes`.
+void AppendChunkPayload(std::string* bytes, const std::string& payload) {
   std::string frame(trace::kFrameHeaderSize + payload.size(), '\0');
   ASSERT_GT(trace::EncodeFrame(trace::FrameType::kChunk, payload.data(), payload.size(),
                                reinterpret_cast<unsigned char*>(frame.data()), frame.size()),
             0u);
   *bytes += frame;
+}
+// Appends a hand-made chunk frame to `bytes`.
+void AppendChunk(std::string* bytes, const pb::Chunk& chunk) { AppendChunkPayload(bytes, chunk.SerializeAsString()); }
+
+// Adds a batch of one kernel [start, end] to `chunk`.
+void AddKernel(pb::Chunk* chunk, uint64_t start_ns, uint64_t end_ns) {
+  trace::GpuActivityBatchEncoder enc;
+  enc.Begin(chunk->add_activities(), start_ns);
+  GpuActivityRecord a;
+  a.start_ns = start_ns;
+  a.end_ns = end_ns;
+  a.kind = pb::ACTIVITY_KIND_KERNEL;
+  enc.Add(a);
 }
 
 std::string EmptyTrace() {
@@ -637,13 +649,7 @@ TEST(ReaderTest, BadBatchIsDroppedAndTheRestOfTheChunkKept) {
   bad->add_enter_delta(10);
   bad->add_enter_delta(10);
   bad->add_duration(5);  // one duration for two calls
-  trace::GpuActivityBatchEncoder enc;
-  enc.Begin(chunk.add_activities(), 100);
-  GpuActivityRecord a;
-  a.start_ns = 100;
-  a.end_ns = 200;
-  a.kind = pb::ACTIVITY_KIND_KERNEL;
-  enc.Add(a);
+  AddKernel(&chunk, 100, 200);
   AppendChunk(&bytes, chunk);
   CollectingReporter damage;
   auto reader = TraceReader::FromBuffer(bytes, &damage);
@@ -669,13 +675,7 @@ TEST(ReaderTest, BatchThatDoesNotParseDamagesItsChunk) {
   pb::InternedString* s = first.add_strings();
   s->set_id(1);
   s->set_value("from the damaged chunk");
-  trace::GpuActivityBatchEncoder enc;
-  enc.Begin(first.add_activities(), 100);
-  GpuActivityRecord a;
-  a.start_ns = 100;
-  a.end_ns = 200;
-  a.kind = pb::ACTIVITY_KIND_KERNEL;
-  enc.Add(a);
+  AddKernel(&first, 100, 200);
   pb::ApiCallBatch* calls = first.add_api_calls();
   calls->set_count(1);
   calls->add_enter_delta(300);  // two varint bytes, 0xd8 0x04, of which the second is cut below
@@ -688,17 +688,10 @@ TEST(ReaderTest, BatchThatDoesNotParseDamagesItsChunk) {
   ASSERT_EQ(static_cast<unsigned char>(payload[at - 1]), batch.size());
   payload[at - 1] = static_cast<char>(batch.size() - 1);
   payload.erase(at + batch.size() - 1, 1);
-  std::string frame(trace::kFrameHeaderSize + payload.size(), '\0');
-  ASSERT_GT(trace::EncodeFrame(trace::FrameType::kChunk, payload.data(), payload.size(),
-                               reinterpret_cast<unsigned char*>(frame.data()), frame.size()),
-            0u);
-  bytes += frame;
+  AppendChunkPayload(&bytes, payload);
   pb::Chunk second;
   second.set_sequence(1);
-  enc.Begin(second.add_activities(), 500);
-  a.start_ns = 500;
-  a.end_ns = 600;
-  enc.Add(a);
+  AddKernel(&second, 500, 600);
   AppendChunk(&bytes, second);
 
   CollectingReporter damage;
