@@ -1,7 +1,7 @@
 // analyze_bench — analysis throughput vs. merely reading the same trace, side by side in one run.
 //
 //   gs_analyzer_bench [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS] [--jobs N]
-//                     [--host-detail]
+//                     [--host-detail] [--report]
 //
 // Writes a synthetic trace of at least N events (default 50 million: a launch loop with async
 // copies, 8 events per step, see analyzer/testing/trace_files.h) with TraceBuilder, then: (1)
@@ -10,7 +10,9 @@
 // (2) and (3) alternate --repeat times (default 3) and the fastest of each counts. Prints events/s of (2) and (3) by
 // wall and CPU time (and by the analysis thread's own CPU time), their ratio, and the peak
 // resident memory. --host-detail: the trace also holds a recorded host wait in every step's host
-// work and a sample every fourth step (trace_files.h). Targets: analysis >= 50 M events/s on one core
+// work and a sample every fourth step (trace_files.h). --report: the analysis pass also has the
+// observer `gsanalyze report` always registers (the per-rank summary,
+// analyzer/summary/summarize_trace.h), so that pass's time and memory are the report's. Targets: analysis >= 50 M events/s on one core
 // and near-linear with --jobs (issue 19; the first targets were 20 M events/s and within 3x of the
 // plain read; where it stands: BENCHMARKS.md). Not run by ctest (it takes a minute and ~1 GB of disk).
 #include <sys/resource.h>
@@ -25,6 +27,7 @@
 
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/reader/trace_reader.h"
+#include "analyzer/summary/summarize_trace.h"
 #include "analyzer/testing/trace_files.h"
 
 namespace {
@@ -77,7 +80,7 @@ int main(int argc, char** argv) {
   std::string path = "/tmp/gs_analyzer_bench.gstrace";
   bool keep = false;
   bool reuse = false;  // --reuse: analyse an existing --trace instead of writing one
-  bool host_detail = false;
+  bool host_detail = false, report = false;
   int repeat = 3;      // each pass runs this often; the fastest run counts (shared machines)
   gs::analyzer::AnalysisOptions options;
   for (int i = 1; i < argc; ++i) {
@@ -86,12 +89,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--keep")) keep = true;
     else if (!std::strcmp(argv[i], "--reuse")) reuse = true;
     else if (!std::strcmp(argv[i], "--host-detail")) host_detail = true;
+    else if (!std::strcmp(argv[i], "--report")) report = true;
     else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--jobs") && i + 1 < argc) options.jobs = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--sort-window-ms") && i + 1 < argc)
       options.sort_window_ns = std::strtoll(argv[++i], nullptr, 10) * 1'000'000;
     else {
-      std::fprintf(stderr, "usage: %s [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS] [--jobs N] [--host-detail]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--events N] [--trace PATH] [--keep] [--reuse] [--repeat N] [--sort-window-ms MS] [--jobs N] [--host-detail] [--report]\n", argv[0]);
       return 2;
     }
   }
@@ -124,7 +128,10 @@ int main(int argc, char** argv) {
     cpu0 = CpuSeconds();
     const double thread0 = ThreadCpuSeconds();
     t0 = std::chrono::steady_clock::now();
-    analysis = gs::analyzer::AnalyzeTraces({path}, options);
+    gs::analyzer::RankSummaryObserver summaries;
+    gs::analyzer::AnalyzeHooks hooks;
+    if (report) hooks.observers = {&summaries};
+    analysis = gs::analyzer::AnalyzeTraces({path}, options, hooks);
     an_s = std::min(an_s, Seconds(t0));
     an_cpu = std::min(an_cpu, CpuSeconds() - cpu0);
     an_thread_cpu = std::min(an_thread_cpu, ThreadCpuSeconds() - thread0);
@@ -136,7 +143,8 @@ int main(int argc, char** argv) {
   long rss_read = 0;  // (see below: one process does both passes)
   long rss_an = MaxRssMiB();
   (void)rss_read;
-  std::printf("best of %d runs per pass; analysis with --jobs %d\n", repeat, options.jobs);
+  std::printf("best of %d runs per pass; analysis with --jobs %d%s\n", repeat, options.jobs,
+              report ? ", with the report's per-rank summary" : "");
   std::printf("%-22s %12s %8s %8s %16s %16s\n", "pass", "events", "wall s", "cpu s", "M events/s wall", "M events/s cpu");
   std::printf("%-22s %12lld %8.2f %8.2f %16.1f %16.1f\n", "read only (decode)", read, read_s, read_cpu,
               read / read_s / 1e6, read / read_cpu / 1e6);
