@@ -373,8 +373,9 @@ TEST(BatchWireTest, ColumnRuleErrorsAreTheMessageDecoders) {
 }
 
 TEST(ChunkWireTest, MirrorsEveryFieldOfChunk) {
-  // A chunk with every field of Chunk set: as ChunkWire it keeps them all (nothing unknown) and
-  // writes the same bytes back, its batches' bytes being the batches.
+  // A chunk with every field of Chunk set (a field added to Chunk is set here too): as ChunkWire
+  // it keeps them all (nothing unknown) and writes the same bytes back, its batches' bytes being
+  // the batches.
   std::mt19937_64 rng(11);
   pb::Chunk chunk;
   chunk.set_sequence(9);
