@@ -186,29 +186,27 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   for (const Collective& c : mine) s.steps.push_back({c.start, c.end, 0, 0});
 
   // Charge each gap to the step whose window it falls in: (previous collective end, start].
-  absl::flat_hash_map<uint64_t, RankStack> by_key;
-  for (const auto& [key, idle] : idle_by_key_) by_key[key].idle_ns = idle.idle_ns;
-  const auto by_start = [](const Gap& a, const Gap& b) { return a.start < b.start; };
-  if (!s.steps.empty() && !std::is_sorted(gaps.begin(), gaps.end(), by_start))
-    std::sort(gaps.begin(), gaps.end(), by_start);
-  size_t k = 0;
-  for (const Gap& g : gaps) {
-    if (s.steps.empty()) break;
-    TimeNs length = g.end - g.start;
-    if (g.device != step_device || length <= 0) continue;
-    while (k < s.steps.size() && s.steps[k].collective_start_ns <= g.start) ++k;
-    if (k == s.steps.size()) continue;  // after the last collective: not before any step
-    RankStep& step = s.steps[k];
-    TimeNs window_start = k > 0 ? s.steps[k - 1].collective_end_ns : INT64_MIN;
-    TimeNs overlap = std::min(g.end, step.collective_start_ns) - std::max(g.start, window_start);
-    if (overlap <= 0) continue;
-    double fraction = static_cast<double>(overlap) / static_cast<double>(length);
-    step.idle_ns += overlap;
-    for (uint64_t i = g.first_charge; i < g.first_charge + g.charges; ++i) {
-      const HostCharge& c = host_charges_[i];
-      auto ns = static_cast<TimeNs>(static_cast<double>(c.ns) * fraction);
-      step.host_bound_idle_ns += ns;
-      by_key[c.key].step_host_bound_ns += ns;
+  if (!s.steps.empty()) {
+    const auto by_start = [](const Gap& a, const Gap& b) { return a.start < b.start; };
+    if (!std::is_sorted(gaps.begin(), gaps.end(), by_start)) std::sort(gaps.begin(), gaps.end(), by_start);
+    size_t k = 0;
+    for (const Gap& g : gaps) {
+      TimeNs length = g.end - g.start;
+      if (g.device != step_device || length <= 0) continue;
+      while (k < s.steps.size() && s.steps[k].collective_start_ns <= g.start) ++k;
+      if (k == s.steps.size()) continue;  // after the last collective: not before any step
+      RankStep& step = s.steps[k];
+      TimeNs window_start = k > 0 ? s.steps[k - 1].collective_end_ns : INT64_MIN;
+      TimeNs overlap = std::min(g.end, step.collective_start_ns) - std::max(g.start, window_start);
+      if (overlap <= 0) continue;
+      double fraction = static_cast<double>(overlap) / static_cast<double>(length);
+      step.idle_ns += overlap;
+      for (uint64_t i = g.first_charge; i < g.first_charge + g.charges; ++i) {
+        const HostCharge& c = host_charges_[i];
+        auto ns = static_cast<TimeNs>(static_cast<double>(c.ns) * fraction);
+        step.host_bound_idle_ns += ns;
+        idle_by_key_[c.key].step_host_bound_ns += ns;
+      }
     }
   }
 
@@ -224,13 +222,12 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   };
   absl::flat_hash_map<std::string, Grouped> grouped;
   TraceStacks stacks;
-  for (const auto& [key, st] : by_key) {
+  for (const auto& [key, st] : idle_by_key_) {
     const std::vector<FrameInfo> frames = frames_of(key);
     Grouped& g = grouped[StackIdentity(frames)];
     g.stack.idle_ns += st.idle_ns;
     g.stack.step_host_bound_ns += st.step_host_bound_ns;
-    const CauseNs& causes = idle_by_key_[key].by_cause;
-    for (size_t i = 0; i < causes.size(); ++i) g.causes[i] += causes[i];
+    for (size_t i = 0; i < st.by_cause.size(); ++i) g.causes[i] += st.by_cause[i];
     std::vector<std::string> strings = FrameStrings(frames);
     if (st.idle_ns > g.shown_ns || (st.idle_ns == g.shown_ns && strings < g.stack.frames)) {
       g.shown_ns = st.idle_ns;

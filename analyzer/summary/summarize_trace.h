@@ -120,6 +120,7 @@ class RankSummaryObserver : public TraceObserver {
   struct KeyIdle {
     TimeNs idle_ns = 0;
     CauseNs by_cause{};
+    TimeNs step_host_bound_ns = 0;  // of it, host-bound inside the steps (EndTrace)
   };
   absl::flat_hash_map<uint64_t, KeyIdle> idle_by_key_;  // charge key -> idle charged to it
   // The last key charged and its entry (a gap's charges mostly go to the key of the gap before).
