@@ -63,16 +63,21 @@ bool TraceWriter::Fail(const std::string& what) {
   return false;
 }
 
-bool TraceWriter::WriteFrame(uint8_t type, const google::protobuf::MessageLite& message, std::string_view tail) {
-  if (failed_) return false;
-  const size_t message_size = message.ByteSizeLong();
-  const size_t size = message_size + tail.size();
-  if (size > trace::kMaxPayloadSize) return Fail("trace frame too large");
-  payload_.resize(size);
+void TraceWriter::SerializePayload(const google::protobuf::MessageLite& message) {
+  payload_.resize(message.ByteSizeLong());
   message.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(payload_.data()));
-  // A message's fields may come in any order and a repeated field's elements are read in the
-  // order they come: the tail's batches follow the other fields and keep their own order.
-  if (!tail.empty()) std::memcpy(payload_.data() + message_size, tail.data(), tail.size());
+}
+
+bool TraceWriter::WriteFrame(uint8_t type, const google::protobuf::MessageLite& message) {
+  if (failed_) return false;
+  SerializePayload(message);
+  return WritePayload(type);
+}
+
+bool TraceWriter::WritePayload(uint8_t type) {
+  if (failed_) return false;
+  const size_t size = payload_.size();
+  if (size > trace::kMaxPayloadSize) return Fail("trace frame too large");
   frame_.resize(trace::MaxCompressedFrameSize(size));
   const size_t n = frame_encoder_.Encode(static_cast<trace::FrameType>(type), payload_.data(), size,
                                         reinterpret_cast<unsigned char*>(frame_.data()), frame_.size());
@@ -607,11 +612,16 @@ bool TraceWriter::FlushChunk() {
     return true;
   }
   chunk_.set_sequence(sequence_++);
-  batches_.clear();
-  for (size_t i = 0; i < api_encoders_used_; ++i)
-    api_encoders_[i].AppendAsField(pb::Chunk::kApiCallsFieldNumber, &batches_);
-  if (activity_batch_open_) activity_encoder_.AppendAsField(pb::Chunk::kActivitiesFieldNumber, &batches_);
-  const bool ok = WriteFrame(static_cast<uint8_t>(trace::FrameType::kChunk), chunk_, batches_);
+  bool ok = false;
+  if (!failed_) {
+    SerializePayload(chunk_);
+    // The batches follow the chunk's other fields, encoded straight into the payload: a message's
+    // fields may come in any order, and a repeated field's elements are read in the order they come.
+    for (size_t i = 0; i < api_encoders_used_; ++i)
+      api_encoders_[i].AppendAsField(pb::Chunk::kApiCallsFieldNumber, &payload_);
+    if (activity_batch_open_) activity_encoder_.AppendAsField(pb::Chunk::kActivitiesFieldNumber, &payload_);
+    ok = WritePayload(static_cast<uint8_t>(trace::FrameType::kChunk));
+  }
   if (ok) ++chunks_written_;
   last_stats_signature_ = signature;
   chunk_.Clear();  // keeps the repeated fields' capacity: steady state does not allocate

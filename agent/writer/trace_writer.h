@@ -25,7 +25,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -143,9 +142,11 @@ class TraceWriter final : private ChunkBuilder {
   void AddModules(const std::vector<const ModuleInfo*>& modules);
   void FillStats(gpustall::trace::Stats* stats);         // this trace's (losses since Start)
   void FillProcessStats(gpustall::trace::Stats* stats);  // the counters as they are now
-  // `tail`: more of the message's fields, already encoded, written after it (the chunk's API call
-  // and activity batches, batch_wire.h).
-  bool WriteFrame(uint8_t type, const google::protobuf::MessageLite& message, std::string_view tail = {});
+  bool WriteFrame(uint8_t type, const google::protobuf::MessageLite& message);
+  // A frame in two steps, for a chunk whose batches are appended to payload_ after the message
+  // (batch_wire.h): the message into payload_, then payload_ as a frame of `type`.
+  void SerializePayload(const google::protobuf::MessageLite& message);
+  bool WritePayload(uint8_t type);
   bool Fail(const std::string& what);
 
   RingRecorder* recorder_;
@@ -159,12 +160,11 @@ class TraceWriter final : private ChunkBuilder {
   uint32_t records_in_chunk_ = 0;
   bool tables_changed_ = false;
   // The chunk's API call and activity batches are encoded straight to wire bytes (batch_wire.h)
-  // and written after chunk_'s other fields. Encoders are kept from chunk to chunk (their column
+  // and appended to the payload after chunk_'s other fields. Encoders are kept from chunk to chunk (their column
   // buffers keep their capacity); the first api_encoders_used_ hold this chunk's batches.
   std::unordered_map<uint64_t, size_t> batch_of_thread_;  // tid -> index in api_encoders_
   std::vector<trace::ApiCallBatchWireEncoder> api_encoders_;
   size_t api_encoders_used_ = 0;
-  std::string batches_;  // the batches' bytes at a flush
   std::unordered_map<uint64_t, size_t> wait_batch_of_thread_;  // tid -> index in wait_encoders_
   std::vector<trace::HostWaitBatchEncoder> wait_encoders_;
   std::vector<uint32_t> wait_function_ids_;  // HostWaitFunction -> string id (0: not yet interned)
