@@ -158,6 +158,28 @@ WireBatchResult ByProtobuf(std::string_view wire, Records* out, std::string* err
   return decode(batch, out, error) ? WireBatchResult::kOk : WireBatchResult::kBadBatch;
 }
 
+// The two batches' field numbers, which the layouts below and the encoders' column order
+// (batch_wire.h) follow: a field renumbered in gstrace.proto fails the build here.
+using ApiCallFields = gpustall::trace::ApiCallBatch;
+static_assert(ApiCallFields::kThreadIdFieldNumber == 1 && ApiCallFields::kBaseNsFieldNumber == 2 &&
+                  ApiCallFields::kCountFieldNumber == 3 && ApiCallFields::kEnterDeltaFieldNumber == 4 &&
+                  ApiCallFields::kDurationFieldNumber == 5 && ApiCallFields::kFunctionFieldNumber == 6 &&
+                  ApiCallFields::kCorrelationDeltaFieldNumber == 7 && ApiCallFields::kStackFieldNumber == 8 &&
+                  ApiCallFields::kBytesFieldNumber == 9 && ApiCallFields::kStreamDeltaFieldNumber == 10 &&
+                  ApiCallFields::kAttrsFieldNumber == 11 && ApiCallFields::kResultFieldNumber == 12 &&
+                  ApiCallFields::kDeviceFieldNumber == 13 && ApiCallFields::kAddressDeltaFieldNumber == 14,
+              "ApiCallBatch's fields moved: update kApiCallLayout and ApiCallBatchWireEncoder");
+using ActivityFields = gpustall::trace::GpuActivityBatch;
+static_assert(ActivityFields::kBaseNsFieldNumber == 1 && ActivityFields::kCountFieldNumber == 2 &&
+                  ActivityFields::kStartDeltaFieldNumber == 3 && ActivityFields::kDurationFieldNumber == 4 &&
+                  ActivityFields::kCorrelationDeltaFieldNumber == 5 && ActivityFields::kKindFieldNumber == 6 &&
+                  ActivityFields::kDeviceFieldNumber == 7 && ActivityFields::kStreamFieldNumber == 8 &&
+                  ActivityFields::kNameFieldNumber == 9 && ActivityFields::kBytesFieldNumber == 10 &&
+                  ActivityFields::kAttrsFieldNumber == 11 && ActivityFields::kAddressDeltaFieldNumber == 12 &&
+                  ActivityFields::kContextFieldNumber == 13 && ActivityFields::kSyncTypeFieldNumber == 14 &&
+                  ActivityFields::kGraphNodeIdFieldNumber == 15 && ActivityFields::kLaunchConfigFieldNumber == 16,
+              "GpuActivityBatch's fields moved: update kActivityLayout and GpuActivityBatchWireEncoder");
+
 // ApiCallBatch (gstrace.proto): thread_id 1, base_ns 2, count 3; columns 4-14 (enter_delta,
 // duration, function, correlation_delta, stack, bytes, stream_delta, attrs, result, device,
 // address_delta).
@@ -212,7 +234,8 @@ void AppendBatch(int field, std::initializer_list<std::pair<int, uint64_t>> scal
     if (v != 0) body += VarintSize(static_cast<uint64_t>(f) << 3) + VarintSize(v);
   for (int c = 0; c < column_count; ++c) {
     const size_t n = columns[c].size();
-    if (n != 0) body += VarintSize(static_cast<uint64_t>(first_column_field + c) << 3 | kLengthDelimited) + VarintSize(n) + n;
+    if (n == 0) continue;
+    body += VarintSize(static_cast<uint64_t>(first_column_field + c) << 3 | kLengthDelimited) + VarintSize(n) + n;
   }
   out->reserve(out->size() + VarintSize(static_cast<uint64_t>(field) << 3) + VarintSize(body) + body);
   AppendVarint(static_cast<uint64_t>(field) << 3 | kLengthDelimited, out);
@@ -276,9 +299,12 @@ void ApiCallBatchWireEncoder::Add(const ApiCallRecord& r) {
   ++count_;
 }
 
-// ApiCallBatch: thread_id 1, base_ns 2, count 3, the columns 4-14.
 void ApiCallBatchWireEncoder::AppendAsField(int field, std::string* out) const {
-  AppendBatch(field, {{1, thread_id_}, {2, base_ns_}, {3, count_}}, columns_, kColumns, 4, out);
+  AppendBatch(field,
+              {{ApiCallFields::kThreadIdFieldNumber, thread_id_},
+               {ApiCallFields::kBaseNsFieldNumber, base_ns_},
+               {ApiCallFields::kCountFieldNumber, count_}},
+              columns_, kColumns, ApiCallFields::kEnterDeltaFieldNumber, out);
 }
 
 void GpuActivityBatchWireEncoder::Begin(uint64_t base_ns) {
@@ -311,9 +337,9 @@ void GpuActivityBatchWireEncoder::Add(const GpuActivityRecord& r) {
   ++count_;
 }
 
-// GpuActivityBatch: base_ns 1, count 2, the columns 3-16.
 void GpuActivityBatchWireEncoder::AppendAsField(int field, std::string* out) const {
-  AppendBatch(field, {{1, base_ns_}, {2, count_}}, columns_, kColumns, 3, out);
+  AppendBatch(field, {{ActivityFields::kBaseNsFieldNumber, base_ns_}, {ActivityFields::kCountFieldNumber, count_}},
+              columns_, kColumns, ActivityFields::kStartDeltaFieldNumber, out);
 }
 
 WireBatchResult DecodeApiCallBatchWire(std::string_view wire, ApiCallRecords* out, std::string* error) {

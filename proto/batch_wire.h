@@ -76,6 +76,7 @@ class ApiCallBatchWireEncoder {
   void AppendAsField(int field, std::string* out) const;
 
  private:
+  // The columns in field order, enter_delta's first (batch_wire.cc checks the numbers).
   enum { kEnter, kDuration, kFunction, kCorrelation, kStack, kBytes, kStream, kAttrs, kResult, kDevice, kAddress,
          kColumns };
   WireColumn columns_[kColumns];
@@ -93,6 +94,7 @@ class GpuActivityBatchWireEncoder {
   void AppendAsField(int field, std::string* out) const;
 
  private:
+  // The columns in field order, start_delta's first (batch_wire.cc checks the numbers).
   enum { kStart, kDuration, kCorrelation, kKind, kDevice, kStream, kName, kBytes, kAttrs, kAddress, kContext,
          kSyncType, kGraphNode, kLaunchConfig, kColumns };
   WireColumn columns_[kColumns];
