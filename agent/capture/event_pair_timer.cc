@@ -331,12 +331,40 @@ void EventPairTimer::Poll(bool forced) {
     Device& d = devices_[device];
     if (!d.ready.load(std::memory_order_acquire)) continue;
     if (in_flight_.load(std::memory_order_relaxed) > 0 || forced) {
+      // The slots are asked one after another while the device goes on completing work and the
+      // application goes on submitting it, so a chained piece of work can be found complete while
+      // its predecessor was found pending, or was not yet in flight when its slot was passed (a
+      // poll preempted halfway takes milliseconds). Converted first, it would leave its own end
+      // as its predecessor's start. So once something is found complete, every slot is asked
+      // once more: a predecessor is in flight before its successor is even claimed and ends no
+      // later, so whatever precedes work found in the first pass is found now. What this second
+      // look finds ending after the first pass's last end may itself have a predecessor still
+      // outstanding: it is left for the next poll. (A forced poll has waited for every slot in
+      // flight; what is submitted while it runs, it leaves to the next one.)
       int resolved = 0;
       for (int i = 0; i < kSlotsPerDevice; ++i) {
         Slot& slot = d.slots[i];
         if (slot.state.load(std::memory_order_relaxed) == kInFlight &&
             Resolve(device, slot, forced) == Resolution::kResolved) {
           d.resolved[resolved++] = i;
+        }
+      }
+      if (resolved > 0 && !forced) {
+        uint64_t last_end = 0;
+        for (int i = 0; i < resolved; ++i) {
+          last_end = std::max(last_end, d.slots[d.resolved[i]].activity.end_ns);
+        }
+        for (int i = 0; i < kSlotsPerDevice; ++i) {
+          Slot& slot = d.slots[i];
+          if (slot.state.load(std::memory_order_relaxed) != kInFlight ||
+              Resolve(device, slot, forced) != Resolution::kResolved) {
+            continue;
+          }
+          if (slot.activity.end_ns <= last_end) {
+            d.resolved[resolved++] = i;
+          } else {
+            slot.state.store(kInFlight, std::memory_order_release);  // asked again next time
+          }
         }
       }
       // Device order: a stream's work completes in submission order, so by end time each

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -137,6 +138,53 @@ TEST_F(EventChainTest, AnotherStreamAnotherThreadOrAStreamWaitBreaksTheChain) {
     EXPECT_GE(k.end_ns - k.start_ns, 99000u) << "correlation " << k.correlation_id;
     EXPECT_LE(k.end_ns - k.start_ns, 160000u) << "correlation " << k.correlation_id;
   }
+}
+
+// Poll asks each in-flight slot's end event in slot order while the device goes on completing work
+// and the application on submitting it: a later piece of a chain can be found complete after an
+// earlier one was found pending or not yet in flight. Each chained start must still be its
+// predecessor's end, never the end of work after it.
+TEST_F(EventChainTest, ChainedWorkPolledWhileItCompletesKeepsItsStarts) {
+  const void* kernel = simgpuKernel("chain_test_polled_3us", 3000);
+  // In rounds of fewer than the timer's slots, each converted before the next is launched: the
+  // pool never overflows, however far the device and the polls lag behind the launches.
+  constexpr int kRounds = 8, kPerRound = 1000, kLaunches = kRounds * kPerRound;
+  const auto converted = [this] {
+    std::lock_guard<std::mutex> lock(recorder_.mu);
+    return recorder_.activities.size();
+  };
+  std::atomic<bool> done{false};
+  std::thread poller([&] {
+    while (!done.load()) timer_.Poll(false);
+  });
+  // More runnable threads than cores, so that polls are preempted halfway, as on a loaded machine.
+  std::vector<std::thread> spinners;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) {
+    spinners.emplace_back([&] {
+      while (!done.load()) {
+      }
+    });
+  }
+  for (int round = 0; round < kRounds; ++round) {
+    for (int i = 0; i < kPerRound; ++i) Launch(a_, kernel);
+    const uint64_t deadline = MonotonicNs() + 20'000'000'000;
+    while (converted() < static_cast<size_t>((round + 1) * kPerRound) && MonotonicNs() < deadline) {
+      std::this_thread::yield();
+    }
+  }
+  done.store(true);
+  poller.join();
+  for (std::thread& t : spinners) t.join();
+  const std::vector<GpuActivityEvent> got = Collect();
+  ASSERT_EQ(got.size(), static_cast<size_t>(kLaunches));
+  int wrong = 0;
+  for (int i = 1; i < kLaunches; ++i) {
+    if (got[i].start_ns != std::max(entries_[i], got[i - 1].end_ns) && ++wrong <= 5) {
+      ADD_FAILURE() << "launch " << i << ": start " << got[i].start_ns << ", entry " << entries_[i]
+                    << ", predecessor's end " << got[i - 1].end_ns << ", end " << got[i].end_ns;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 }  // namespace
