@@ -1,6 +1,7 @@
 #include "proto/framing.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <string>
@@ -13,6 +14,22 @@ std::string Payload(size_t n) {
   std::string s(n, '\0');
   for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 7 + i / 13) & 0xff);
   return s;
+}
+
+// Every trace ever written carries zlib's crc32: the implementation behind Crc32 must give the same
+// value for every length and alignment (its fast path works in 16- and 64-byte strides).
+TEST(FramingTest, Crc32IsZlibsCrc32) {
+  EXPECT_EQ(Crc32("123456789", 9), 0xCBF43926u);  // the CRC-32 check value
+  EXPECT_EQ(Crc32("", 0), 0u);
+  const std::string bytes = Payload(70000);
+  for (size_t offset = 0; offset < 9; ++offset) {
+    for (size_t size : {size_t{1}, size_t{15}, size_t{16}, size_t{63}, size_t{64}, size_t{65}, size_t{255},
+                        size_t{4096}, size_t{65536} + 3}) {
+      const auto* p = reinterpret_cast<const Bytef*>(bytes.data() + offset);
+      EXPECT_EQ(Crc32(p, size), static_cast<uint32_t>(crc32_z(crc32_z(0L, Z_NULL, 0), p, size)))
+          << "offset " << offset << ", " << size << " bytes";
+    }
+  }
 }
 
 TEST(FramingTest, PreludeRoundTrip) {
