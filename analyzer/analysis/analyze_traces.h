@@ -37,7 +37,9 @@ class TraceImporter;
 
 // What a trace in flight is reckoned to hold per byte of its file, for the memory bound of a pass
 // that reads several at once (AnalysisOptions::trace_memory_budget): the agent's traces take ~4.6
-// bytes an event on disk and their analysis ~75 (BENCHMARKS.md, "Several traces at once").
+// bytes an event on disk, and the per-rank summary's gaps took ~75 an event in the analysis until
+// it charged them to their steps as they came (BENCHMARKS.md, "Several traces at once", "The
+// per-rank summary's gaps"); what is left to grow has caps, so this errs on the safe side.
 inline constexpr uint64_t kTraceMemoryPerFileByte = 16;
 
 // Errors (bad input: not a trace, newer version, unreadable): the first file's, one line that

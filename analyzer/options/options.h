@@ -55,11 +55,11 @@ struct AnalysisOptions {
   // A trace's analysis itself stays on one thread, in file order, so the result is the same for
   // every N.
   int jobs = 1;
-  // Bound on the memory of traces read at once (jobs > 1): a trace's analysis holds memory that
-  // grows with its events (the per-rank summary keeps every idle gap until the trace ends; ~75 MiB
-  // per million events measured, BENCHMARKS.md "Several traces at once"), so the next trace starts
-  // only while the traces in flight, counted at kTraceMemoryPerFileByte times their file size,
-  // stay within this; one trace always runs. 0: half of the memory the kernel says is available
+  // Bound on the memory of traces read at once (jobs > 1): a trace's analysis holds ~70 MiB of its
+  // own (the host history's correlation ring, the sort window) and what grows with its events up
+  // to caps (the what-if replay's records, analyzer/whatif/replay_observer.h), so the next trace
+  // starts only while the traces in flight, counted at kTraceMemoryPerFileByte times their file
+  // size, stay within this; one trace always runs. 0: half of the memory the kernel says is available
   // (/proc/meminfo MemAvailable), or no bound where that cannot be read.
   uint64_t trace_memory_budget = 0;
 

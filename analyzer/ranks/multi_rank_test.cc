@@ -12,6 +12,7 @@
 #include "analyzer/summary/summary_file.h"
 #include "analyzer/testing/trace_files.h"
 #include "gtest/gtest.h"
+#include "proto/testing/trace_builder.h"
 
 namespace gs::analyzer {
 namespace {
@@ -301,6 +302,92 @@ TEST(SummaryFileTest, FillFiguresFromSummariesEqualThoseFromTraces) {
   EXPECT_EQ(ranks_json(from_summaries).Dump(), traces_json.Dump());
   EXPECT_NEAR(traces_json["rows"].items().at(1)["sm_coverage_utilization"].as_double(), 0.341551, 1e-6);
   EXPECT_NEAR(traces_json["rows"].items().at(1)["est_occupancy_utilization"].as_double(), 0.169813, 1e-6);
+}
+
+// Steps are charged as the trace is read (summarize_trace.h, "Steps as the trace is read"): a gap
+// whose next collective has not arrived yet is pending, and a collective that completes before
+// an overlapping one that started earlier (another communicator's stream) arrives first. One
+// device, times in ms, each record a chunk of its own, written in completion order:
+//   kernels A [0,1) X [4,4.5) Y [4.6,4.7); collectives C2 [6,7) (stream 2), then C1 [5,8)
+//   (stream 1); kernels B [10,11) E [13,13.5) F [14.6,14.7); collective C3 [15,16); kernel D
+//   [20,21).
+// and, to make the analysis release its sort window early (it releases in batches of thousands
+// of records), 4,096 short kernels on device 1 in [4.7,5.89) ms before C2 and 8,192 in
+// [14.6,14.68) ms before C3. Steps by start: C1 takes the idle before 5 (3 + 0.1 + 0.3 ms); C2's
+// window (C1's end, 6] is empty; C3 takes (7, 15]: 2 + 2 + 1.1 + 0.3 ms; the idle after C3 is in
+// no step. With a sort window of 1.5 ms the analysis classifies [1,4) before C2 or C1 has arrived
+// (pending, then C2's, then moved to C1) and [8,10) and [11,13) before C3 (pending, then C3's);
+// with the default 2 s every gap comes at the end, when every collective is known. Both give
+// those steps.
+TEST(SummaryFileTest, StepsChargedAsTheTraceIsReadAreThoseOfAllItsGaps) {
+  namespace tr = gpustall::trace;
+  const std::string path = absl::StrCat(::testing::TempDir(), "/summary_steps_", getpid(), ".gstrace");
+  {
+    tr::TraceHeader h;
+    h.set_host_name("testhost");
+    h.set_pid(4242);
+    h.mutable_capture()->set_mode(tr::CAPTURE_MODE_CUPTI);
+    h.mutable_capture()->set_mode_text("cupti");
+    h.add_devices()->set_index(0);
+    h.add_devices()->set_index(1);
+    gs::trace::testing::TraceBuilder::Options options;
+    options.records_per_chunk = 1;
+    std::string error;
+    auto b = gs::trace::testing::TraceBuilder::Create(path, h, options, &error);
+    ASSERT_NE(b, nullptr) << error;
+    const uint32_t kernel = b->InternString("compute_kernel");
+    const uint32_t nccl = b->InternString("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    constexpr uint64_t kT0 = 1'000'000'000, kUs = 1000;
+    uint32_t correlation = 0;
+    auto add_ns = [&](uint64_t start_ns, uint64_t end_ns, bool collective, uint32_t stream, uint32_t device) {
+      gs::trace::GpuActivityRecord a;
+      a.start_ns = kT0 + start_ns;
+      a.end_ns = kT0 + end_ns;
+      a.device = device;
+      a.correlation_id = ++correlation;
+      a.kind = collective ? tr::ACTIVITY_KIND_COLLECTIVE : tr::ACTIVITY_KIND_KERNEL;
+      a.source = tr::ACTIVITY_SOURCE_CUPTI;
+      a.stream = stream;
+      a.name = collective ? nccl : kernel;
+      b->AddActivity(a);
+    };
+    auto add = [&](uint64_t start_us, uint64_t end_us, bool collective, uint32_t stream) {
+      add_ns(start_us * kUs, end_us * kUs, collective, stream, 0);
+    };
+    auto fill_device1 = [&](uint64_t from_us, int count, uint64_t every_ns) {
+      for (int i = 0; i < count; ++i) {
+        add_ns(from_us * kUs + i * every_ns, from_us * kUs + i * every_ns + every_ns / 2, false, 9, 1);
+      }
+    };
+    add(0, 1000, false, 7);         // A
+    add(4000, 4500, false, 7);      // X
+    add(4600, 4700, false, 7);      // Y
+    fill_device1(4700, 4096, 290);  // to 5.89 ms
+    add(6000, 7000, true, 2);       // C2
+    add(5000, 8000, true, 1);       // C1
+    add(10000, 11000, false, 7);    // B
+    add(13000, 13500, false, 7);    // E
+    add(14600, 14700, false, 7);    // F
+    fill_device1(14600, 8192, 10);  // to 14.68 ms
+    add(15000, 16000, true, 1);     // C3
+    add(20000, 21000, false, 7);    // D
+    ASSERT_TRUE(b->Finish());
+  }
+  for (TimeNs window : {TimeNs{2'000'000'000}, TimeNs{1'500'000}}) {
+    AnalysisOptions options;
+    options.sort_window_ns = window;
+    absl::StatusOr<RankSummary> s = SummarizeTrace(path, options);
+    ASSERT_TRUE(s.ok()) << s.status();
+    ASSERT_EQ(s->steps.size(), 3u) << "sort window " << window;
+    constexpr TimeNs kT0 = 1'000'000'000, kUs = 1000;
+    EXPECT_EQ(s->steps[0].collective_start_ns, kT0 + 5000 * kUs);
+    EXPECT_EQ(s->steps[1].collective_start_ns, kT0 + 6000 * kUs);
+    EXPECT_EQ(s->steps[2].collective_start_ns, kT0 + 15000 * kUs);
+    EXPECT_EQ(s->steps[0].idle_ns, 3400 * kUs) << "sort window " << window;
+    EXPECT_EQ(s->steps[1].idle_ns, 0) << "sort window " << window;
+    EXPECT_EQ(s->steps[2].idle_ns, 5400 * kUs) << "sort window " << window;
+  }
+  std::remove(path.c_str());
 }
 
 TEST(SummaryFileTest, NotASummaryIsAnErrorNamingIt) {

@@ -1,6 +1,8 @@
 #include "analyzer/summary/summarize_trace.h"
 
 #include <algorithm>
+#include <climits>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -49,8 +51,7 @@ void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, cons
   current_ = RankSummary();
   collectives_.clear();
   collective_name_.clear();
-  gaps_.clear();
-  host_charges_.clear();
+  steps_by_device_.clear();
   idle_by_key_.clear();
   last_key_idle_ = nullptr;
   rows_.clear();
@@ -97,22 +98,48 @@ void RankSummaryObserver::OnChunk(const reader::ChunkEvents& events, const reade
       is_collective = it->second;
     }
     if (is_collective && a.end_ns >= a.start_ns && a.start_ns > 0) {
-      collectives_.push_back({a.device, static_cast<TimeNs>(a.start_ns), static_cast<TimeNs>(a.end_ns)});
+      AddCollective(a.device, static_cast<TimeNs>(a.start_ns), static_cast<TimeNs>(a.end_ns));
     }
   }
 }
 
 // A trace of another format has no chunks: its collectives come from the model's records.
 void RankSummaryObserver::ImportedCollectives::OnActivity(const GpuActivity& a) {
-  if (IsCollectiveActivity(a, *owner->tables_, &owner->collective_name_))
-    owner->collectives_.push_back({a.device, a.start_ns, a.end_ns});
+  if (IsCollectiveActivity(a, *owner->tables_, &owner->collective_name_)) {
+    owner->AddCollective(a.device, a.start_ns, a.end_ns);
+  }
+}
+
+// A new step on `device`, in start order. The first collective to arrive after the pending gaps
+// takes them; one that arrives after a later-starting collective takes that one's idle instead
+// (the header's "Steps as the trace is read": all of it lies before this one's start).
+void RankSummaryObserver::AddCollective(uint32_t device, TimeNs start, TimeNs end) {
+  collectives_.push_back({device, start, end});
+  DeviceSteps& d = steps_by_device_[device];
+  const auto at = std::upper_bound(d.steps.begin(), d.steps.end(), start,
+                                   [](TimeNs t, const RankStep& s) { return t < s.collective_start_ns; });
+  const auto i = static_cast<size_t>(at - d.steps.begin());
+  d.steps.insert(at, RankStep{start, end, 0, 0});
+  RankStep& step = d.steps[i];
+  if (i + 1 < d.steps.size()) {
+    RankStep& later = d.steps[i + 1];
+    step.idle_ns = later.idle_ns;
+    step.host_bound_idle_ns = later.host_bound_idle_ns;
+    later.idle_ns = later.host_bound_idle_ns = 0;
+    return;
+  }
+  step.idle_ns = d.pending_idle_ns;
+  step.host_bound_idle_ns = d.pending_host_bound_ns;
+  for (const auto& [key, ns] : d.pending_by_key) d.step_host_bound_by_key[key] += ns;
+  d.pending_idle_ns = d.pending_host_bound_ns = 0;
+  d.pending_by_key.clear();
 }
 
 RecordSink* RankSummaryObserver::records() { return imported_ ? &imported_collectives_ : nullptr; }
 
 void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict& v) {
   const TraceTables& tables = *tables_;
-  const uint64_t first = host_charges_.size();
+  host_bound_.clear();
   for (const Charge& c : v.charges) {
     if (last_key_idle_ == nullptr || c.key != last_key_) {
       last_key_ = c.key;
@@ -120,13 +147,32 @@ void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict&
     }
     last_key_idle_->idle_ns += c.ns;
     last_key_idle_->by_cause[static_cast<int>(c.cause)] += c.ns;
-    if (IsHostBound(c.cause)) host_charges_.push_back({c.key, c.ns});
+    if (IsHostBound(c.cause)) host_bound_.emplace_back(c.key, c.ns);
   }
-  // Only a gap with a length can fall in a step (EndTrace).
-  if (v.end > v.start)
-    gaps_.push_back({v.start, v.end, device, static_cast<uint32_t>(host_charges_.size() - first), first});
-  else
-    host_charges_.resize(first);
+  // Its step: the window (previous collective's end, next collective's start] it overlaps on its
+  // device. The next collective may not have arrived yet: then it ends after the gap (a gap is
+  // device idle) and the overlap is known already; the step is the pending one.
+  if (v.end > v.start) {
+    DeviceSteps& d = steps_by_device_[device];
+    const auto next = std::upper_bound(d.steps.begin(), d.steps.end(), v.start,
+                                       [](TimeNs t, const RankStep& s) { return t < s.collective_start_ns; });
+    const TimeNs window_start = next == d.steps.begin() ? INT64_MIN : std::prev(next)->collective_end_ns;
+    const TimeNs window_end = next == d.steps.end() ? v.end : std::min(v.end, next->collective_start_ns);
+    const TimeNs overlap = window_end - std::max(v.start, window_start);
+    if (overlap > 0) {
+      const double fraction = static_cast<double>(overlap) / static_cast<double>(v.end - v.start);
+      const bool pending = next == d.steps.end();
+      TimeNs& idle = pending ? d.pending_idle_ns : next->idle_ns;
+      TimeNs& host_bound = pending ? d.pending_host_bound_ns : next->host_bound_idle_ns;
+      auto& by_key = pending ? d.pending_by_key : d.step_host_bound_by_key;
+      idle += overlap;
+      for (const auto& [key, charged] : host_bound_) {
+        const auto ns = static_cast<TimeNs>(static_cast<double>(charged) * fraction);
+        host_bound += ns;
+        by_key[key] += ns;
+      }
+    }
+  }
   if (!keep_rows_) return;
   IdleIntervalRow row;
   row.device = device;
@@ -153,7 +199,6 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   const TraceTables& tables = *tables_;
   RankSummary& s = current_;
   std::vector<Collective>& collectives = collectives_;
-  std::deque<Gap>& gaps = gaps_;
   bool all_fill = !result.devices.empty(), all_occupancy = all_fill;
   TimeNs covered = 0, occupied = 0;
   for (const DeviceSummary& d : result.devices) {
@@ -173,41 +218,13 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   s.idle_by_cause = result.causes;
   for (const Collective& c : collectives) s.collective_ns += c.end - c.start;
 
-  // Steps: the collectives of the device that has the most, in time order.
+  // Steps: those of the device that has the most collectives, with the gaps charged to them as
+  // they arrived (OnIdleInterval); gaps after its last collective are in no step.
   std::vector<uint32_t> devices;
   for (const Collective& c : collectives) devices.push_back(c.device);
-  const uint32_t step_device = StepDevice(devices);
-  std::vector<Collective> mine;
-  for (const Collective& c : collectives) {
-    if (c.device == step_device) mine.push_back(c);
-  }
-  std::sort(mine.begin(), mine.end(),
-            [](const Collective& a, const Collective& b) { return a.start < b.start; });
-  for (const Collective& c : mine) s.steps.push_back({c.start, c.end, 0, 0});
-
-  // Charge each gap to the step whose window it falls in: (previous collective end, start].
-  if (!s.steps.empty()) {
-    const auto by_start = [](const Gap& a, const Gap& b) { return a.start < b.start; };
-    if (!std::is_sorted(gaps.begin(), gaps.end(), by_start)) std::sort(gaps.begin(), gaps.end(), by_start);
-    size_t k = 0;
-    for (const Gap& g : gaps) {
-      TimeNs length = g.end - g.start;
-      if (g.device != step_device || length <= 0) continue;
-      while (k < s.steps.size() && s.steps[k].collective_start_ns <= g.start) ++k;
-      if (k == s.steps.size()) continue;  // after the last collective: not before any step
-      RankStep& step = s.steps[k];
-      TimeNs window_start = k > 0 ? s.steps[k - 1].collective_end_ns : INT64_MIN;
-      TimeNs overlap = std::min(g.end, step.collective_start_ns) - std::max(g.start, window_start);
-      if (overlap <= 0) continue;
-      double fraction = static_cast<double>(overlap) / static_cast<double>(length);
-      step.idle_ns += overlap;
-      for (uint64_t i = g.first_charge; i < g.first_charge + g.charges; ++i) {
-        const HostCharge& c = host_charges_[i];
-        auto ns = static_cast<TimeNs>(static_cast<double>(c.ns) * fraction);
-        step.host_bound_idle_ns += ns;
-        idle_by_key_[c.key].step_host_bound_ns += ns;
-      }
-    }
+  if (auto d = steps_by_device_.find(StepDevice(devices)); d != steps_by_device_.end()) {
+    s.steps = std::move(d->second.steps);
+    for (const auto& [key, ns] : d->second.step_host_bound_by_key) idle_by_key_[key].step_host_bound_ns += ns;
   }
 
   // As the report shows a charge key's stack (stack_view.h), from its site frame on.
@@ -255,8 +272,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     TraceSummarized(index, summaries_.back(), keep_rows_ ? &rows_ : nullptr, keep_rows_ ? &stacks : nullptr);
     rows_.clear();
   }
-  gaps_.clear();
-  host_charges_.clear();
+  steps_by_device_.clear();
   idle_by_key_.clear();
   last_key_idle_ = nullptr;
   collectives_.clear();

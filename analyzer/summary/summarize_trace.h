@@ -3,21 +3,35 @@
 //
 // What it takes from the pass: the header's identity and clocks (BeginTrace), collective kernels
 // by kind or NCCL name from the records as written (OnChunk), every idle gap with its causes and
-// charged stacks (OnIdleInterval), and the devices' totals (EndTrace). A trace of another format
+// charged stacks (OnIdleInterval, summed as it comes), and the devices' totals (EndTrace). A trace of another format
 // (analyzer/import/) has neither header nor chunks: identity from its TraceInfo, collectives from
-// its model records (records()). Memory grows with the
-// number of idle gaps and collectives of the trace being read (kept until its steps are cut), not
-// with the number of records.
+// its model records (records()).
+//
+// Steps as the trace is read: a gap is charged to its step when it arrives, so that memory grows
+// with the collectives (the steps themselves) and the charge keys, not with the gaps (a trace of
+// 50 M records has 25 M of them). A step is the window (previous collective's end, this
+// collective's start] on one device; the step device, the one with the most collectives, is known
+// only at EndTrace, so each device's steps are kept. A gap whose step's collective has not arrived
+// yet (the one after it) is summed into its device's pending window, which the next collective
+// to arrive after it takes over. This is exact where each device's activity records arrive in the
+// order they complete, as CUPTI delivers them and the analysis' sort window restores: a gap is
+// device idle, so every collective before it completed before it ended and has arrived by the
+// time the analysis classifies it. Collectives that overlap (several communicators' streams)
+// complete out of their start order: one that arrives after a collective that started later is
+// the step of everything charged to that one while it was missing (none of it can lie between
+// the two: it would have come after this one's end), which moves to it. What the analysis
+// classifies that no complete record bounds (damage, implausible times) may be charged otherwise
+// than a sort of all gaps at the end would (the summary counts collectives as written).
 //
 // Thread safety: none. On a pass that reads several traces at once each trace has a fork of its
 // own (Fork), and Join adds that trace's summary and calls TraceSummarized in input order.
 #ifndef GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_
 #define GPUSTALL_ANALYZER_SUMMARY_SUMMARIZE_TRACE_H_
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -75,22 +89,19 @@ class RankSummaryObserver : public TraceObserver {
     uint32_t device;
     TimeNs start, end;
   };
-  // A steady-state gap as the steps need it (cut at EndTrace, when the step device and its
-  // collectives are known): its extent and its host-bound charges, host_charges_[first_charge,
-  // first_charge + charges). Its other charges are summed as it arrives (idle_by_key_): a gap
-  // costs 32 bytes and 16 per host-bound charge, and no allocation of its
-  // own (a vector of charges per gap was most of a report's time and memory on traces of
-  // millions of gaps, BENCHMARKS.md "The per-rank summary's gaps").
-  struct Gap {
-    TimeNs start, end;
-    uint32_t device;
-    uint32_t charges;
-    uint64_t first_charge;
+  // One device's steps so far (the file comment: "Steps as the trace is read").
+  struct DeviceSteps {
+    std::vector<RankStep> steps;  // by collective start (ties: in arrival order)
+    // Gaps after the last collective so far, for the step of the next one: their idle in the
+    // window, its host-bound part, and that part by charge key.
+    TimeNs pending_idle_ns = 0, pending_host_bound_ns = 0;
+    absl::flat_hash_map<uint64_t, TimeNs> pending_by_key;
+    // Host-bound idle charged inside this device's steps, by charge key (KeyIdle's
+    // step_host_bound_ns when this is the step device). Moving a step's idle to another step
+    // (an out-of-order collective) leaves it as it is.
+    absl::flat_hash_map<uint64_t, TimeNs> step_host_bound_by_key;
   };
-  struct HostCharge {
-    uint64_t key;
-    TimeNs ns;
-  };
+  void AddCollective(uint32_t device, TimeNs start, TimeNs end);
 
   // An imported trace's collectives, from its model records (a .gstrace's come from OnChunk).
   struct ImportedCollectives final : RecordSink {
@@ -113,14 +124,12 @@ class RankSummaryObserver : public TraceObserver {
   RankSummary current_;
   std::vector<Collective> collectives_;
   absl::flat_hash_map<uint32_t, bool> collective_name_;  // string id -> is a collective
-  // Deques: they grow without copying what they hold (a vector's doublings copied every gap
-  // twice on average, and touched twice the memory).
-  std::deque<Gap> gaps_;
-  std::deque<HostCharge> host_charges_;
+  absl::flat_hash_map<uint32_t, DeviceSteps> steps_by_device_;
+  std::vector<std::pair<uint64_t, TimeNs>> host_bound_;  // OnIdleInterval's scratch
   struct KeyIdle {
     TimeNs idle_ns = 0;
     CauseNs by_cause{};
-    TimeNs step_host_bound_ns = 0;  // of it, host-bound inside the steps (EndTrace)
+    TimeNs step_host_bound_ns = 0;  // of it, host-bound inside the step device's steps (EndTrace)
   };
   absl::flat_hash_map<uint64_t, KeyIdle> idle_by_key_;  // charge key -> idle charged to it
   // The last key charged and its entry (a gap's charges mostly go to the key of the gap before).
