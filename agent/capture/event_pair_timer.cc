@@ -342,18 +342,16 @@ void EventPairTimer::Poll(bool forced) {
       // outstanding: it is left for the next poll. (A forced poll has waited for every slot in
       // flight; what is submitted while it runs, it leaves to the next one.)
       int resolved = 0;
+      uint64_t last_end = 0;
       for (int i = 0; i < kSlotsPerDevice; ++i) {
         Slot& slot = d.slots[i];
         if (slot.state.load(std::memory_order_relaxed) == kInFlight &&
             Resolve(device, slot, forced) == Resolution::kResolved) {
           d.resolved[resolved++] = i;
+          last_end = std::max(last_end, slot.activity.end_ns);
         }
       }
       if (resolved > 0 && !forced) {
-        uint64_t last_end = 0;
-        for (int i = 0; i < resolved; ++i) {
-          last_end = std::max(last_end, d.slots[d.resolved[i]].activity.end_ns);
-        }
         for (int i = 0; i < kSlotsPerDevice; ++i) {
           Slot& slot = d.slots[i];
           if (slot.state.load(std::memory_order_relaxed) != kInFlight ||

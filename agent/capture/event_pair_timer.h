@@ -32,8 +32,8 @@
 // runs on the timer's poller thread and on whoever calls Flush, one at a time; it converts a
 // stream's completed work in device order (end time), so each chained start finds its
 // predecessor's end, and holds back work that completed while it was asking, whose predecessor
-// it may have found pending (Poll). The real runtime functions are called directly (never through the shim). A
-// full slot pool is counted (overflowed) and the work goes untimed.
+// it may have found pending (Poll). The real runtime functions are called directly (never
+// through the shim). A full slot pool is counted (overflowed) and the work goes untimed.
 #ifndef GPUSTALL_AGENT_CAPTURE_EVENT_PAIR_TIMER_H_
 #define GPUSTALL_AGENT_CAPTURE_EVENT_PAIR_TIMER_H_
 

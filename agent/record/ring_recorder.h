@@ -26,7 +26,8 @@
 // on dlopen/dlclose: the reused PCs are exactly the values the unwinder would read from those
 // slots. CUPTI's runtime callback (calls that bypass the wrappers, e.g. Python's ctypes) passes its
 // own site, the callback's return address into CUPTI's dispatcher and its stack pointer
-// (cupti_session.cc); calls without a site (tests) always unwind. Python frames are never reused: they are read afresh for every record.
+// (cupti_session.cc); calls without a site (tests) always unwind. Python frames are never reused:
+// they are read afresh for every record.
 //
 // Lifetime: lives in static storage for the life of the process (threads that raced with
 // shutdown may still call it). Tests may destroy one once no thread uses it.

@@ -160,8 +160,9 @@ class TraceWriter final : private ChunkBuilder {
   uint32_t records_in_chunk_ = 0;
   bool tables_changed_ = false;
   // The chunk's API call and activity batches are encoded straight to wire bytes (batch_wire.h)
-  // and appended to the payload after chunk_'s other fields. Encoders are kept from chunk to chunk (their column
-  // buffers keep their capacity); the first api_encoders_used_ hold this chunk's batches.
+  // and appended to the payload after chunk_'s other fields. Encoders are kept from chunk to chunk
+  // (their column buffers keep their capacity); the first api_encoders_used_ hold this chunk's
+  // batches.
   std::unordered_map<uint64_t, size_t> batch_of_thread_;  // tid -> index in api_encoders_
   std::vector<trace::ApiCallBatchWireEncoder> api_encoders_;
   size_t api_encoders_used_ = 0;

@@ -49,7 +49,6 @@ void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, cons
   tables_ = &importer.tables();
   imported_ = importer.imported();
   current_ = RankSummary();
-  collectives_.clear();
   collective_name_.clear();
   steps_by_device_.clear();
   idle_by_key_.clear();
@@ -114,7 +113,6 @@ void RankSummaryObserver::ImportedCollectives::OnActivity(const GpuActivity& a) 
 // takes them; one that arrives after a later-starting collective takes that one's idle instead
 // (the header's "Steps as the trace is read": all of it lies before this one's start).
 void RankSummaryObserver::AddCollective(uint32_t device, TimeNs start, TimeNs end) {
-  collectives_.push_back({device, start, end});
   DeviceSteps& d = steps_by_device_[device];
   const auto at = std::upper_bound(d.steps.begin(), d.steps.end(), start,
                                    [](TimeNs t, const RankStep& s) { return t < s.collective_start_ns; });
@@ -198,7 +196,6 @@ void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict&
 void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const TraceResult& result) {
   const TraceTables& tables = *tables_;
   RankSummary& s = current_;
-  std::vector<Collective>& collectives = collectives_;
   bool all_fill = !result.devices.empty(), all_occupancy = all_fill;
   TimeNs covered = 0, occupied = 0;
   for (const DeviceSummary& d : result.devices) {
@@ -216,12 +213,13 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   if (all_fill) s.sm_coverage_busy_ns = covered;
   if (all_fill && all_occupancy) s.est_occupancy_busy_ns = occupied;
   s.idle_by_cause = result.causes;
-  for (const Collective& c : collectives) s.collective_ns += c.end - c.start;
-
   // Steps: those of the device that has the most collectives, with the gaps charged to them as
   // they arrived (OnIdleInterval); gaps after its last collective are in no step.
-  std::vector<uint32_t> devices;
-  for (const Collective& c : collectives) devices.push_back(c.device);
+  std::vector<uint32_t> devices;  // a device per collective, for StepDevice
+  for (const auto& [device, d] : steps_by_device_) {
+    for (const RankStep& step : d.steps) s.collective_ns += step.collective_end_ns - step.collective_start_ns;
+    devices.insert(devices.end(), d.steps.size(), device);
+  }
   if (auto d = steps_by_device_.find(StepDevice(devices)); d != steps_by_device_.end()) {
     s.steps = std::move(d->second.steps);
     for (const auto& [key, ns] : d->second.step_host_bound_by_key) idle_by_key_[key].step_host_bound_ns += ns;
@@ -275,7 +273,6 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
   steps_by_device_.clear();
   idle_by_key_.clear();
   last_key_idle_ = nullptr;
-  collectives_.clear();
   tables_ = nullptr;
 }
 

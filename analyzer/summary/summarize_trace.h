@@ -85,13 +85,9 @@ class RankSummaryObserver : public TraceObserver {
   }
 
  private:
-  struct Collective {
-    uint32_t device;
-    TimeNs start, end;
-  };
   // One device's steps so far (the file comment: "Steps as the trace is read").
   struct DeviceSteps {
-    std::vector<RankStep> steps;  // by collective start (ties: in arrival order)
+    std::vector<RankStep> steps;  // one per collective, by start (ties: in arrival order)
     // Gaps after the last collective so far, for the step of the next one: their idle in the
     // window, its host-bound part, and that part by charge key.
     TimeNs pending_idle_ns = 0, pending_host_bound_ns = 0;
@@ -122,7 +118,6 @@ class RankSummaryObserver : public TraceObserver {
   // The trace being read.
   const TraceTables* tables_ = nullptr;
   RankSummary current_;
-  std::vector<Collective> collectives_;
   absl::flat_hash_map<uint32_t, bool> collective_name_;  // string id -> is a collective
   absl::flat_hash_map<uint32_t, DeviceSteps> steps_by_device_;
   std::vector<std::pair<uint64_t, TimeNs>> host_bound_;  // OnIdleInterval's scratch
