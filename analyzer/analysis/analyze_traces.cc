@@ -34,6 +34,7 @@ class FanOutSink final : public RecordSink {
  public:
   FanOutSink(std::vector<RecordSink*> observers, RecordSink* analysis)
       : observers_(std::move(observers)), analysis_(analysis) {}
+  bool empty() const { return observers_.empty(); }
   void OnApiCall(const ApiCall& call) override {
     for (RecordSink* s : observers_) s->OnApiCall(call);
     analysis_->OnApiCall(call);
@@ -117,7 +118,8 @@ absl::StatusOr<TraceResult> AnalyzeOne(TraceImporter* importer, const AnalysisOp
     });
   }
   FanOutSink fan_out(std::move(record_observers), &analyzer);
-  absl::Status read = importer->ReadAll(observers.empty() ? static_cast<RecordSink*>(&analyzer) : &fan_out);
+  // Straight to the analysis when no observer takes records (a virtual call less per record).
+  absl::Status read = importer->ReadAll(fan_out.empty() ? static_cast<RecordSink*>(&analyzer) : &fan_out);
   importer->set_chunk_observer(nullptr);
   if (!read.ok()) return read;
   *warning = importer->DamageWarning();

@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "analyzer/accounting/nvtx_ranges.h"
 #include "analyzer/classify/gap_classifier.h"
+#include "analyzer/model/recent_entries.h"
 #include "analyzer/model/trace_tables.h"
 #include "analyzer/options/options.h"
 #include "analyzer/result/trace_result.h"
@@ -75,31 +76,7 @@ class IdleAttribution {
   absl::flat_hash_map<uint64_t, CauseNs> charges_;
   std::array<absl::flat_hash_map<uint64_t, TimeNs>, kNumHostStates> state_charges_;  // host work
   absl::flat_hash_map<uint64_t, SiteAcc> resume_sites_, sync_sites_;
-  // Small caches in front of charges_ and resume_sites_: consecutive gaps charge a few stacks
-  // in turn (a step's gaps resume on different calls), so one entry missed on every gap. A
-  // pointer into a flat_hash_map is valid until that map's next insertion: an insertion empties
-  // the cache.
-  template <typename Map>
-  class RecentEntries {
-   public:
-    typename Map::mapped_type& Get(Map& map, uint64_t key) {
-      for (int i = 0; i < kSize; ++i)
-        if (value_[i] != nullptr && key_[i] == key) return *value_[i];
-      const size_t before = map.size();
-      typename Map::mapped_type* v = &map[key];
-      if (map.size() != before) value_.fill(nullptr);
-      next_ = (next_ + 1) % kSize;
-      key_[next_] = key;
-      value_[next_] = v;
-      return *v;
-    }
-
-   private:
-    static constexpr int kSize = 4;
-    std::array<uint64_t, kSize> key_{};
-    std::array<typename Map::mapped_type*, kSize> value_{};
-    int next_ = 0;
-  };
+  // In front of charges_ and resume_sites_: consecutive gaps charge a few stacks in turn.
   RecentEntries<absl::flat_hash_map<uint64_t, CauseNs>> charge_cache_;
   RecentEntries<absl::flat_hash_map<uint64_t, SiteAcc>> resume_cache_;
   std::vector<Example> longest_;  // min-heap by length

@@ -51,8 +51,9 @@ void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, cons
   current_ = RankSummary();
   collective_name_.clear();
   steps_by_device_.clear();
+  last_steps_ = nullptr;
   idle_by_key_.clear();
-  last_key_idle_ = nullptr;
+  key_cache_.Reset();
   rows_.clear();
   RankSummary& s = current_;
   s.source = importer.info().path;
@@ -112,8 +113,21 @@ void RankSummaryObserver::ImportedCollectives::OnActivity(const GpuActivity& a) 
 // A new step on `device`, in start order. The first collective to arrive after the pending gaps
 // takes them; one that arrives after a later-starting collective takes that one's idle instead
 // (the header's "Steps as the trace is read": all of it lies before this one's start).
+RankSummaryObserver::DeviceSteps& RankSummaryObserver::Steps(uint32_t device) {
+  if (last_steps_ != nullptr && last_device_ == device) return *last_steps_;
+  const size_t before = steps_by_device_.size();
+  last_device_ = device;
+  last_steps_ = &steps_by_device_[device];
+  if (steps_by_device_.size() != before) {
+    // The insertion may have moved every device's entry, and a map moved along with its entry
+    // need not keep its own entries where they were (a small one may hold them inline).
+    for (auto& [id, d] : steps_by_device_) d.pending_cache.Reset(), d.step_cache.Reset();
+  }
+  return *last_steps_;
+}
+
 void RankSummaryObserver::AddCollective(uint32_t device, TimeNs start, TimeNs end) {
-  DeviceSteps& d = steps_by_device_[device];
+  DeviceSteps& d = Steps(device);
   const auto at = std::upper_bound(d.steps.begin(), d.steps.end(), start,
                                    [](TimeNs t, const RankStep& s) { return t < s.collective_start_ns; });
   const auto i = static_cast<size_t>(at - d.steps.begin());
@@ -128,9 +142,10 @@ void RankSummaryObserver::AddCollective(uint32_t device, TimeNs start, TimeNs en
   }
   step.idle_ns = d.pending_idle_ns;
   step.host_bound_idle_ns = d.pending_host_bound_ns;
-  for (const auto& [key, ns] : d.pending_by_key) d.step_host_bound_by_key[key] += ns;
+  for (const auto& [key, ns] : d.pending_by_key) d.step_cache.Get(d.step_host_bound_by_key, key) += ns;
   d.pending_idle_ns = d.pending_host_bound_ns = 0;
   d.pending_by_key.clear();
+  d.pending_cache.Reset();
 }
 
 RecordSink* RankSummaryObserver::records() { return imported_ ? &imported_collectives_ : nullptr; }
@@ -139,35 +154,35 @@ void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict&
   const TraceTables& tables = *tables_;
   host_bound_.clear();
   for (const Charge& c : v.charges) {
-    if (last_key_idle_ == nullptr || c.key != last_key_) {
-      last_key_ = c.key;
-      last_key_idle_ = &idle_by_key_[c.key];  // valid until the next insertion, i.e. the next miss
-    }
-    last_key_idle_->idle_ns += c.ns;
-    last_key_idle_->by_cause[static_cast<int>(c.cause)] += c.ns;
+    KeyIdle& idle = key_cache_.Get(idle_by_key_, c.key);
+    idle.idle_ns += c.ns;
+    idle.by_cause[static_cast<int>(c.cause)] += c.ns;
     if (IsHostBound(c.cause)) host_bound_.emplace_back(c.key, c.ns);
   }
   // Its step: the window (previous collective's end, next collective's start] it overlaps on its
   // device. The next collective may not have arrived yet: then it ends after the gap (a gap is
   // device idle) and the overlap is known already; the step is the pending one.
   if (v.end > v.start) {
-    DeviceSteps& d = steps_by_device_[device];
+    DeviceSteps& d = Steps(device);
     const auto next = std::upper_bound(d.steps.begin(), d.steps.end(), v.start,
                                        [](TimeNs t, const RankStep& s) { return t < s.collective_start_ns; });
     const TimeNs window_start = next == d.steps.begin() ? INT64_MIN : std::prev(next)->collective_end_ns;
     const TimeNs window_end = next == d.steps.end() ? v.end : std::min(v.end, next->collective_start_ns);
     const TimeNs overlap = window_end - std::max(v.start, window_start);
     if (overlap > 0) {
-      const double fraction = static_cast<double>(overlap) / static_cast<double>(v.end - v.start);
+      // Mostly the whole gap lies in the window: its charges as they are, without a division.
+      const bool whole = overlap == v.end - v.start;
+      const double fraction = whole ? 1.0 : static_cast<double>(overlap) / static_cast<double>(v.end - v.start);
       const bool pending = next == d.steps.end();
       TimeNs& idle = pending ? d.pending_idle_ns : next->idle_ns;
       TimeNs& host_bound = pending ? d.pending_host_bound_ns : next->host_bound_idle_ns;
       auto& by_key = pending ? d.pending_by_key : d.step_host_bound_by_key;
+      auto& by_key_cache = pending ? d.pending_cache : d.step_cache;
       idle += overlap;
       for (const auto& [key, charged] : host_bound_) {
-        const auto ns = static_cast<TimeNs>(static_cast<double>(charged) * fraction);
+        const TimeNs ns = whole ? charged : static_cast<TimeNs>(static_cast<double>(charged) * fraction);
         host_bound += ns;
-        by_key[key] += ns;
+        by_key_cache.Get(by_key, key) += ns;
       }
     }
   }
@@ -271,8 +286,9 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     rows_.clear();
   }
   steps_by_device_.clear();
+  last_steps_ = nullptr;
   idle_by_key_.clear();
-  last_key_idle_ = nullptr;
+  key_cache_.Reset();
   tables_ = nullptr;
 }
 

@@ -37,6 +37,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "analyzer/analysis/trace_observer.h"
+#include "analyzer/model/recent_entries.h"
 #include "analyzer/options/options.h"
 #include "analyzer/ranks/rank_summary.h"
 
@@ -96,7 +97,12 @@ class RankSummaryObserver : public TraceObserver {
     // step_host_bound_ns when this is the step device). Moving a step's idle to another step
     // (an out-of-order collective) leaves it as it is.
     absl::flat_hash_map<uint64_t, TimeNs> step_host_bound_by_key;
+    // In front of the two maps: each gap adds to them once per host-bound charge.
+    RecentEntries<absl::flat_hash_map<uint64_t, TimeNs>> pending_cache, step_cache;
   };
+  // steps_by_device_[device], through a one-device cache (every gap asks; a new device's
+  // insertion may move the others, so it empties the cache).
+  DeviceSteps& Steps(uint32_t device);
   void AddCollective(uint32_t device, TimeNs start, TimeNs end);
 
   // An imported trace's collectives, from its model records (a .gstrace's come from OnChunk).
@@ -127,9 +133,9 @@ class RankSummaryObserver : public TraceObserver {
     TimeNs step_host_bound_ns = 0;  // of it, host-bound inside the step device's steps (EndTrace)
   };
   absl::flat_hash_map<uint64_t, KeyIdle> idle_by_key_;  // charge key -> idle charged to it
-  // The last key charged and its entry (a gap's charges mostly go to the key of the gap before).
-  uint64_t last_key_ = 0;
-  KeyIdle* last_key_idle_ = nullptr;
+  RecentEntries<absl::flat_hash_map<uint64_t, KeyIdle>> key_cache_;  // in front of idle_by_key_
+  uint32_t last_device_ = 0;
+  DeviceSteps* last_steps_ = nullptr;  // Steps' cache: steps_by_device_[last_device_]
   std::vector<IdleIntervalRow> rows_;
   bool imported_ = false;  // the trace is of another format (TraceImporter::imported())
   ImportedCollectives imported_collectives_{this};
