@@ -266,7 +266,10 @@ absl::Status TraceImporter::ReadAll(RecordSink* sink) {
     for (const tr::GraphNode& n : ev.graph_nodes)
       sink->OnGraphNode(GraphNode{n.node_id(), n.original_node_id(), n.correlation_id()});
     for (const trace::ApiCallRecord& r : ev.api_calls) {
-      if (Plausible(r.enter_ns, r.exit_ns)) sink->OnApiCall(Convert(r));
+      if (!Plausible(r.enter_ns, r.exit_ns)) continue;
+      ApiCall call = Convert(r);
+      call.sequence = calls_delivered_++;
+      sink->OnApiCall(call);
     }
     for (const trace::GpuActivityRecord& r : ev.activities) {
       if (!Plausible(r.start_ns, r.end_ns)) continue;

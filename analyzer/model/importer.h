@@ -91,6 +91,7 @@ class TraceImporter {
   TraceInfo info_;
   uint64_t anchor_ns_ = 0;             // the trace's start (0: take the first record's time)
   uint64_t implausible_records_ = 0;   // records dropped by Plausible()
+  uint32_t calls_delivered_ = 0;       // ApiCall::sequence of the next call
   size_t devices_seen_ = 0;            // reader devices handed to RecordSink::OnDevice (or the header's)
   std::function<void(uint64_t)> progress_;
   ChunkObserver chunk_observer_;

@@ -83,6 +83,10 @@ struct ApiCall {
   MemKind src_kind = MemKind::kUnknown;
   MemKind dst_kind = MemKind::kUnknown;
   bool async = false;
+  // Its position among the trace's calls as they are delivered (the first is 0): set by whoever
+  // reads the trace (TraceImporter, analyzer/import/), so that an observer that keeps the calls in
+  // that order finds the one a verdict names by index (whatif/replay_observer.h).
+  uint32_t sequence = 0;
 };
 
 // A kernel's launch configuration and resources (CUPTI's kernel record; Kineto's kernel args),

@@ -15,6 +15,7 @@ HostHistory::HostHistory(uint32_t correlation_slots_log2, size_t max_calls_per_t
       max_calls_(max_calls_per_thread) {
   // All-zero bytes are a valid ApiCall (an aggregate of integers and enums) with correlation 0.
   static_assert(std::is_trivially_copyable_v<ApiCall> && std::is_trivially_destructible_v<ApiCall>);
+  static_assert(sizeof(ApiCall) == 80, "the ring's slot size (host_history.h): a field more costs every call a store");
   if (ring_ == nullptr) throw std::bad_alloc();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/model/importer.h"
 #include "analyzer/ranks/rank_summary.h"
@@ -41,7 +42,6 @@ std::vector<int32_t> StepWork(const ReplayRecords& records, const TraceTables& t
 void ReplayObserver::BeginTrace(size_t index, const TraceImporter& importer, const TraceAnalyzer& analyzer) {
   (void)index, (void)importer, (void)analyzer;
   sink_.records = ReplayRecords();
-  sink_.calls.clear();
   sink_.outermost_nvtx.clear();
   sink_.max_records = max_records_;
   sink_.overflowed = false;
@@ -99,7 +99,6 @@ void ReplayObserver::EndTrace(size_t index, const TraceImporter& importer, const
   if (profiler_steps.steps == 0) step_marks.clear();  // marks that tie to no call mark nothing
   const ReplayGraph graph(std::move(sink_.records), std::move(steps), std::move(profiler_steps));
   sink_.records = ReplayRecords();
-  sink_.calls.clear();
   replays_.push_back(TraceReplay{index, graph.parameters(), CheckReplay(graph),
                                  PredictFixes(graph, gaps_, importer.tables(), pinned, workers),
                                  std::move(step_marks)});

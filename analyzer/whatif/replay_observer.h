@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "analyzer/analysis/trace_observer.h"
-#include "absl/container/flat_hash_map.h"
 #include "analyzer/whatif/replay.h"
 #include "analyzer/whatif/what_ifs.h"
 
@@ -53,14 +52,16 @@ class ReplayObserver final : public TraceObserver {
    public:
     void OnApiCall(const ApiCall& call) override {
       if (Full()) return;
-      calls.try_emplace(std::make_pair(call.thread, call.enter_ns), static_cast<int32_t>(records.calls.size()));
       records.calls.push_back(call);
     }
     // The index of a call the analysis hands back (a verdict's resume or preceding call), or -1.
+    // Every call of the trace is kept in delivery order, so its index is its sequence number
+    // (ApiCall::sequence); the check is for a reader that did not number its calls.
     int32_t IndexOf(const ApiCall* call) const {
-      if (call == nullptr) return -1;
-      auto it = calls.find(std::make_pair(call->thread, call->enter_ns));
-      return it == calls.end() ? -1 : it->second;
+      if (call == nullptr || call->sequence >= records.calls.size()) return -1;
+      const ApiCall& kept = records.calls[call->sequence];
+      return kept.thread == call->thread && kept.enter_ns == call->enter_ns ? static_cast<int32_t>(call->sequence)
+                                                                            : -1;
     }
     void OnActivity(const GpuActivity& a) override {
       if (IsDeviceWork(a.kind) && a.end_ns >= a.start_ns && !(a.start_ns == 0 && a.end_ns == 0) && !Full())
@@ -72,7 +73,6 @@ class ReplayObserver final : public TraceObserver {
       if (records.calls.size() + records.work.size() < max_records) return false;
       overflowed = true;
       records = ReplayRecords();
-      calls.clear();
       return true;
     }
     size_t max_records = kMaxReplayRecords;
@@ -85,7 +85,6 @@ class ReplayObserver final : public TraceObserver {
     }
     ReplayRecords records;
     std::vector<NvtxRange> outermost_nvtx;
-    absl::flat_hash_map<std::pair<uint64_t, TimeNs>, int32_t> calls;  // (thread, entry) -> index
   };
   size_t max_records_ = kMaxReplayRecords;
   Collector sink_;

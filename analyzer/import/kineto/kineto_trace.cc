@@ -952,7 +952,9 @@ absl::Status KinetoTrace::ReadAll(RecordSink* sink) {
     if (ts <= tc && ts <= ta) {
       sink->OnSample(samples[si++]);
     } else if (tc <= ta) {
-      sink->OnApiCall(to_call(calls_[ci++]));
+      ApiCall call = to_call(calls_[ci]);
+      call.sequence = static_cast<uint32_t>(ci++);
+      sink->OnApiCall(call);
     } else {
       sink->OnActivity(activities_[ai++]);
     }
