@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -59,6 +60,13 @@ void ReplayGraph::Build() {
   call_nodes_.assign(calls.size(), CallNode{});
   work_nodes_.assign(work.size(), WorkNode{});
   parameters_.work = work.size();
+  span_order_.resize(work.size());
+  std::iota(span_order_.begin(), span_order_.end(), 0);
+  std::sort(span_order_.begin(), span_order_.end(), [&work](int32_t a, int32_t b) {
+    const GpuActivity& x = work[static_cast<size_t>(a)];
+    const GpuActivity& y = work[static_cast<size_t>(b)];
+    return std::tie(x.device, x.start_ns, x.end_ns) < std::tie(y.device, y.start_ns, y.end_ns);
+  });
 
   // Program order per thread; a call that enters before the thread's current top-level call
   // returned is nested in it (the parent sorts first: same entry, later exit).
@@ -448,10 +456,13 @@ ReplayFigures ReplayGraph::Figures(const std::vector<TimeNs>& enter, const std::
     first = std::min(first, enter[i]);
     last = std::max(last, exit[i]);
   }
-  // (device, (start, end)) of all work, and of compute work alone.
+  // (device, (start, end)) of all work, and of compute work alone, in the measured order
+  // (span_order_): sorted already unless the replay reordered work.
   std::vector<std::pair<uint64_t, std::pair<TimeNs, TimeNs>>> spans, compute;
   spans.reserve(start.size());
-  for (size_t w = 0; w < start.size(); ++w) {
+  compute.reserve(start.size());
+  for (const int32_t i : span_order_) {
+    const auto w = static_cast<size_t>(i);
     const TimeNs end = end_times[w];
     first = std::min(first, start[w]);
     last = std::max(last, end);
@@ -462,7 +473,7 @@ ReplayFigures ReplayGraph::Figures(const std::vector<TimeNs>& enter, const std::
   f.start_ns = first;
   f.wall_ns = last - first;
   auto union_ns = [](std::vector<std::pair<uint64_t, std::pair<TimeNs, TimeNs>>>* v, uint32_t* devices) {
-    std::sort(v->begin(), v->end());
+    if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
     TimeNs total = 0;
     for (size_t k = 0; k < v->size();) {
       const uint64_t device = (*v)[k].first;
