@@ -201,9 +201,10 @@ std::string IdleArgs(const IntervalVerdict& v, const TraceTables& tables, const 
   return args;
 }
 
-// The export as an observer of the one pass: the records as written go out as they are read;
-// the idle intervals are rendered as the analysis classifies them and written after the records
-// (the file lists every record before the first interval), then the devices' names.
+// The export as an observer of the one pass: the records as written go out as they are read,
+// the idle intervals as the analysis classifies them (among the records: a viewer orders a file's
+// events by time, track by track), then the devices' names. Nothing is held per event: a trace
+// of 10 M events has millions of intervals.
 class TraceEventObserver final : public TraceObserver {
  public:
   TraceEventObserver(std::ostream* out, const TraceEventDialect& dialect, std::string source)
@@ -242,7 +243,8 @@ class TraceEventObserver final : public TraceObserver {
     devices_.insert(device);
     ++stats_.idle_intervals;
     stats_.idle_ns += v.length();
-    idle_.push_back({device, v.start, v.length(), CauseName(v.cause), IdleArgs(v, importer_->tables(), *analyzer_)});
+    w_->Complete(d_.GpuPid(device), d_.IdleTid(), v.start, v.length(), CauseName(v.cause), d_.IdleCategory(),
+                 IdleArgs(v, importer_->tables(), *analyzer_));
   }
   void OnFillPiece(uint32_t device, const FillPiece& piece) override {
     if (imported_ != nullptr) return imported_->OnFillPiece(device, piece);
@@ -253,10 +255,6 @@ class TraceEventObserver final : public TraceObserver {
     const reader::TraceReader& reader = importer.reader();
     records_->Finish(reader.tables());
     for (const auto& [device, streams] : records_->streams()) devices_.insert(device);
-    for (const Idle& i : idle_) {
-      w_->Complete(d_.GpuPid(i.device), d_.IdleTid(), i.start, i.length, i.name, d_.IdleCategory(), i.args);
-    }
-    idle_.clear();
     if (fill_ != nullptr) {
       fill_->Finish();
       stats_.fill_samples = fill_->samples();
@@ -283,12 +281,6 @@ class TraceEventObserver final : public TraceObserver {
   }
 
  private:
-  struct Idle {
-    uint32_t device;
-    TimeNs start, length;
-    std::string_view name;  // CauseName's: static storage
-    std::string args;
-  };
   std::ostream* out_;
   const TraceEventDialect& d_;
   const std::string source_;  // the .gstrace's path
@@ -299,7 +291,6 @@ class TraceEventObserver final : public TraceObserver {
   std::unique_ptr<FillCounterTrack> fill_;  // the dialect's FillCounter()
   TraceEventExportStats stats_;
   std::set<uint32_t> devices_;
-  std::vector<Idle> idle_;
   bool closed_ = false;
   std::unique_ptr<ImportedTraceEventObserver> imported_;  // a trace of another format
 };
