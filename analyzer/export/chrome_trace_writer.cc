@@ -1,38 +1,40 @@
 #include "analyzer/export/chrome_trace_writer.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace gs::analyzer {
 
 namespace {
-// ns -> "µs.nnn" (exact; no floating point).
-std::string Micros(int64_t ns) {
-  const char* sign = ns < 0 ? "-" : "";
-  uint64_t a = ns < 0 ? static_cast<uint64_t>(-ns) : static_cast<uint64_t>(ns);
-  return absl::StrFormat("%s%u.%03u", sign, a / 1000, a % 1000);
-}
+// A byte a JSON string cannot hold as it is.
+bool NeedsEscape(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
 }  // namespace
+
+void AppendJsonQuoted(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t run = 0;  // start of the bytes not appended yet, which need no escape
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (!NeedsEscape(c)) continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': *out += "\\\""; break;
+      case '\\': *out += "\\\\"; break;
+      case '\n': *out += "\\n"; break;
+      case '\t': *out += "\\t"; break;
+      case '\r': *out += "\\r"; break;
+      default: absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
+    }
+  }
+  out->append(s.data() + run, s.size() - run);
+  out->push_back('"');
+}
 
 std::string JsonQuote(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
-  out.push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
+  AppendJsonQuoted(&out, s);
   return out;
 }
 
@@ -41,60 +43,96 @@ ChromeTraceWriter::ChromeTraceWriter(std::ostream* out, std::string_view leading
 }
 
 void ChromeTraceWriter::Begin() {
-  out_ << (events_ == 0 ? "\n" : ",\n");
+  event_.assign(events_ == 0 ? "\n" : ",\n");
   ++events_;
+}
+
+void ChromeTraceWriter::End() { out_.write(event_.data(), static_cast<std::streamsize>(event_.size())); }
+
+void ChromeTraceWriter::AppendMicros(int64_t ns) {
+  if (ns < 0) event_.push_back('-');
+  const uint64_t a = ns < 0 ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  const auto fraction = static_cast<unsigned>(a % 1000);
+  absl::StrAppend(&event_, a / 1000);
+  const char digits[4] = {'.', static_cast<char>('0' + fraction / 100), static_cast<char>('0' + fraction / 10 % 10),
+                          static_cast<char>('0' + fraction % 10)};
+  event_.append(digits, sizeof(digits));
 }
 
 void ChromeTraceWriter::ProcessName(int64_t pid, std::string_view name) {
   Begin();
-  out_ << "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":" << pid
-       << ",\"tid\":0,\"args\":{\"name\":" << JsonQuote(name) << "}}";
+  absl::StrAppend(&event_, "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":", pid,
+                  ",\"tid\":0,\"args\":{\"name\":");
+  AppendJsonQuoted(&event_, name);
+  event_ += "}}";
+  End();
 }
 
 void ChromeTraceWriter::ThreadName(int64_t pid, int64_t tid, std::string_view name) {
   Begin();
-  out_ << "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":" << pid << ",\"tid\":" << tid
-       << ",\"args\":{\"name\":" << JsonQuote(name) << "}}";
+  absl::StrAppend(&event_, "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":", pid, ",\"tid\":", tid,
+                  ",\"args\":{\"name\":");
+  AppendJsonQuoted(&event_, name);
+  event_ += "}}";
+  End();
 }
 
 void ChromeTraceWriter::ThreadSortIndex(int64_t pid, int64_t tid, int64_t index) {
   Begin();
-  out_ << "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":" << pid << ",\"tid\":" << tid
-       << ",\"args\":{\"sort_index\":" << index << "}}";
+  absl::StrAppend(&event_, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":", pid, ",\"tid\":", tid,
+                  ",\"args\":{\"sort_index\":", index, "}}");
+  End();
 }
 
 void ChromeTraceWriter::ProcessSortIndex(int64_t pid, int64_t index) {
   Begin();
-  out_ << "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":" << pid
-       << ",\"tid\":0,\"args\":{\"sort_index\":" << index << "}}";
+  absl::StrAppend(&event_, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":", pid,
+                  ",\"tid\":0,\"args\":{\"sort_index\":", index, "}}");
+  End();
 }
 
 void ChromeTraceWriter::Complete(int64_t pid, int64_t tid, int64_t ts_ns, int64_t dur_ns,
                                  std::string_view name, std::string_view category,
                                  std::string_view args_json) {
   Begin();
-  out_ << "{\"name\":" << JsonQuote(name) << ",\"cat\":" << JsonQuote(category)
-       << ",\"ph\":\"X\",\"ts\":" << Micros(ts_ns - origin_ns_) << ",\"dur\":" << Micros(dur_ns) << ",\"pid\":" << pid
-       << ",\"tid\":" << tid;
-  if (!args_json.empty()) out_ << ",\"args\":" << args_json;
-  out_ << "}";
+  event_ += "{\"name\":";
+  AppendJsonQuoted(&event_, name);
+  event_ += ",\"cat\":";
+  AppendJsonQuoted(&event_, category);
+  event_ += ",\"ph\":\"X\",\"ts\":";
+  AppendMicros(ts_ns - origin_ns_);
+  event_ += ",\"dur\":";
+  AppendMicros(dur_ns);
+  absl::StrAppend(&event_, ",\"pid\":", pid, ",\"tid\":", tid);
+  if (!args_json.empty()) event_.append(",\"args\":").append(args_json);
+  event_ += "}";
+  End();
 }
 
 void ChromeTraceWriter::Counter(int64_t pid, int64_t ts_ns, std::string_view name, std::string_view args_json) {
   Begin();
-  out_ << "{\"name\":" << JsonQuote(name) << ",\"ph\":\"C\",\"ts\":" << Micros(ts_ns - origin_ns_)
-       << ",\"pid\":" << pid << ",\"tid\":0,\"args\":" << args_json << "}";
+  event_ += "{\"name\":";
+  AppendJsonQuoted(&event_, name);
+  event_ += ",\"ph\":\"C\",\"ts\":";
+  AppendMicros(ts_ns - origin_ns_);
+  absl::StrAppend(&event_, ",\"pid\":", pid, ",\"tid\":0,\"args\":");
+  event_.append(args_json).push_back('}');
+  End();
 }
 
 void ChromeTraceWriter::Flow(uint64_t id, int64_t pid_s, int64_t tid_s, int64_t ts_s_ns, int64_t pid_f,
                              int64_t tid_f, int64_t ts_f_ns, std::string_view name, std::string_view category) {
-  const std::string quoted = JsonQuote(name), cat = JsonQuote(category);
-  Begin();
-  out_ << "{\"name\":" << quoted << ",\"cat\":" << cat << ",\"ph\":\"s\",\"id\":" << id
-       << ",\"ts\":" << Micros(ts_s_ns - origin_ns_) << ",\"pid\":" << pid_s << ",\"tid\":" << tid_s << "}";
-  Begin();
-  out_ << "{\"name\":" << quoted << ",\"cat\":" << cat << ",\"ph\":\"f\",\"bp\":\"e\",\"id\":" << id
-       << ",\"ts\":" << Micros(ts_f_ns - origin_ns_) << ",\"pid\":" << pid_f << ",\"tid\":" << tid_f << "}";
+  for (const bool start : {true, false}) {
+    Begin();
+    event_ += "{\"name\":";
+    AppendJsonQuoted(&event_, name);
+    event_ += ",\"cat\":";
+    AppendJsonQuoted(&event_, category);
+    absl::StrAppend(&event_, start ? ",\"ph\":\"s\",\"id\":" : ",\"ph\":\"f\",\"bp\":\"e\",\"id\":", id, ",\"ts\":");
+    AppendMicros((start ? ts_s_ns : ts_f_ns) - origin_ns_);
+    absl::StrAppend(&event_, ",\"pid\":", start ? pid_s : pid_f, ",\"tid\":", start ? tid_s : tid_f, "}");
+    End();
+  }
 }
 
 bool ChromeTraceWriter::Close(std::string_view trailing_members) {
