@@ -43,11 +43,21 @@ ChromeTraceWriter::ChromeTraceWriter(std::ostream* out, std::string_view leading
 }
 
 void ChromeTraceWriter::Begin() {
-  event_.assign(events_ == 0 ? "\n" : ",\n");
+  event_ += events_ == 0 ? "\n" : ",\n";
   ++events_;
 }
 
-void ChromeTraceWriter::End() { out_.write(event_.data(), static_cast<std::streamsize>(event_.size())); }
+void ChromeTraceWriter::End() {
+  // Events go out in pieces of at least this size: the stream then writes them without copying
+  // them into its own buffer first.
+  constexpr size_t kWriteBytes = 64 * 1024;
+  if (event_.size() >= kWriteBytes) Write();
+}
+
+void ChromeTraceWriter::Write() {
+  out_.write(event_.data(), static_cast<std::streamsize>(event_.size()));
+  event_.clear();
+}
 
 void ChromeTraceWriter::AppendMicros(int64_t ns) {
   if (ns < 0) event_.push_back('-');
@@ -137,6 +147,7 @@ void ChromeTraceWriter::Flow(uint64_t id, int64_t pid_s, int64_t tid_s, int64_t 
 
 bool ChromeTraceWriter::Close(std::string_view trailing_members) {
   if (!closed_) {
+    Write();
     out_ << "\n]" << (trailing_members.empty() ? "" : ",") << trailing_members << "}\n";
     out_.flush();
     closed_ = true;

@@ -1,6 +1,7 @@
 // chrome_trace_writer.h — writes the Chrome trace-event JSON format (the "JSON Object Format" of
 // Google's Trace Event Format document, which Perfetto UI and chrome://tracing load) to a stream,
-// one event at a time, so that exporting a big trace never holds its events in memory.
+// as the events come, in pieces of 64 KiB, so that exporting a big trace never holds its events in
+// memory.
 //
 // Times are given in nanoseconds and written as microseconds with three decimals (exact), less a
 // time origin that a dialect may set (Kineto's timestamps are relative to "baseTimeNanoseconds").
@@ -51,13 +52,15 @@ class ChromeTraceWriter {
   uint64_t events() const { return events_; }
 
  private:
-  // Starts the next event in event_ (its separator first); End writes it in one piece (a stream
-  // insertion per field was most of an export's time).
+  // Begin starts the next event at the end of event_ (its separator first); End writes event_ to
+  // the stream once it holds enough (a stream insertion per field was most of an export's time);
+  // Write writes what it holds.
   void Begin();
   void End();
+  void Write();
   void AppendMicros(int64_t ns);  // ns -> "µs.nnn" (exact; no floating point)
   std::ostream& out_;
-  std::string event_;  // the event being written, its storage reused
+  std::string event_;  // events not written yet, the last one perhaps being assembled
   int64_t origin_ns_ = 0;
   uint64_t events_ = 0;
   bool closed_ = false;
