@@ -110,9 +110,6 @@ void RankSummaryObserver::ImportedCollectives::OnActivity(const GpuActivity& a) 
   }
 }
 
-// A new step on `device`, in start order. The first collective to arrive after the pending gaps
-// takes them; one that arrives after a later-starting collective takes that one's idle instead
-// (the header's "Steps as the trace is read": all of it lies before this one's start).
 RankSummaryObserver::DeviceSteps& RankSummaryObserver::Steps(uint32_t device) {
   if (last_steps_ != nullptr && last_device_ == device) return *last_steps_;
   const size_t before = steps_by_device_.size();
@@ -121,11 +118,17 @@ RankSummaryObserver::DeviceSteps& RankSummaryObserver::Steps(uint32_t device) {
   if (steps_by_device_.size() != before) {
     // The insertion may have moved every device's entry, and a map moved along with its entry
     // need not keep its own entries where they were (a small one may hold them inline).
-    for (auto& [id, d] : steps_by_device_) d.pending_cache.Reset(), d.step_cache.Reset();
+    for (auto& [id, d] : steps_by_device_) {
+      d.pending_cache.Reset();
+      d.step_cache.Reset();
+    }
   }
   return *last_steps_;
 }
 
+// A new step on `device`, in start order. The first collective to arrive after the pending gaps
+// takes them; one that arrives after a later-starting collective takes that one's idle instead
+// (the header's "Steps as the trace is read": all of it lies before this one's start).
 void RankSummaryObserver::AddCollective(uint32_t device, TimeNs start, TimeNs end) {
   DeviceSteps& d = Steps(device);
   const auto at = std::upper_bound(d.steps.begin(), d.steps.end(), start,
