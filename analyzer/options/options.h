@@ -56,11 +56,12 @@ struct AnalysisOptions {
   // every N.
   int jobs = 1;
   // Bound on the memory of traces read at once (jobs > 1): a trace's analysis holds ~70 MiB of its
-  // own (the host history's correlation ring, the sort window) and what grows with its events up
-  // to caps (the what-if replay's records, analyzer/whatif/replay_observer.h), so the next trace
+  // own (the host history's correlation ring, the sort window) and what grows with its events:
+  // the what-if replay's records up to their cap (analyzer/whatif/replay_observer.h) and
+  // `export --tables`' rows until the trace ends (summary/summarize_trace.h). So the next trace
   // starts only while the traces in flight, counted at kTraceMemoryPerFileByte times their file
-  // size, stay within this; one trace always runs. 0: half of the memory the kernel says is available
-  // (/proc/meminfo MemAvailable), or no bound where that cannot be read.
+  // size, stay within this; one trace always runs. 0: half of the memory the kernel says is
+  // available (/proc/meminfo MemAvailable), or no bound where that cannot be read.
   uint64_t trace_memory_budget = 0;
 
   // Report sizes.

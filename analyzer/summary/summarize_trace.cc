@@ -37,6 +37,12 @@ std::vector<FrameInfo> SiteOnward(std::vector<FrameInfo> frames) {
   if (frames.size() > kMaxFrames) frames.resize(kMaxFrames);
   return frames;
 }
+// The first of `steps` (by collective start) whose collective starts after `t`.
+std::vector<RankStep>::iterator FirstStepAfter(std::vector<RankStep>* steps, TimeNs t) {
+  return std::upper_bound(steps->begin(), steps->end(), t,
+                          [](TimeNs x, const RankStep& s) { return x < s.collective_start_ns; });
+}
+
 std::vector<std::string> FrameStrings(const std::vector<FrameInfo>& frames) {
   std::vector<std::string> out;
   for (const FrameInfo& f : frames) out.push_back(FrameString(f));
@@ -131,8 +137,7 @@ RankSummaryObserver::DeviceSteps& RankSummaryObserver::Steps(uint32_t device) {
 // (the header's "Steps as the trace is read": all of it lies before this one's start).
 void RankSummaryObserver::AddCollective(uint32_t device, TimeNs start, TimeNs end) {
   DeviceSteps& d = Steps(device);
-  const auto at = std::upper_bound(d.steps.begin(), d.steps.end(), start,
-                                   [](TimeNs t, const RankStep& s) { return t < s.collective_start_ns; });
+  const auto at = FirstStepAfter(&d.steps, start);
   const auto i = static_cast<size_t>(at - d.steps.begin());
   d.steps.insert(at, RankStep{start, end, 0, 0});
   RankStep& step = d.steps[i];
@@ -167,8 +172,7 @@ void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict&
   // device idle) and the overlap is known already; the step is the pending one.
   if (v.end > v.start) {
     DeviceSteps& d = Steps(device);
-    const auto next = std::upper_bound(d.steps.begin(), d.steps.end(), v.start,
-                                       [](TimeNs t, const RankStep& s) { return t < s.collective_start_ns; });
+    const auto next = FirstStepAfter(&d.steps, v.start);
     const TimeNs window_start = next == d.steps.begin() ? INT64_MIN : std::prev(next)->collective_end_ns;
     const TimeNs window_end = next == d.steps.end() ? v.end : std::min(v.end, next->collective_start_ns);
     const TimeNs overlap = window_end - std::max(v.start, window_start);

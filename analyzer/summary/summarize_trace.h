@@ -3,9 +3,9 @@
 //
 // What it takes from the pass: the header's identity and clocks (BeginTrace), collective kernels
 // by kind or NCCL name from the records as written (OnChunk), every idle gap with its causes and
-// charged stacks (OnIdleInterval, summed as it comes), and the devices' totals (EndTrace). A trace of another format
-// (analyzer/import/) has neither header nor chunks: identity from its TraceInfo, collectives from
-// its model records (records()).
+// charged stacks (OnIdleInterval, summed as it comes), and the devices' totals (EndTrace). A trace
+// of another format (analyzer/import/) has neither header nor chunks: identity from its
+// TraceInfo, collectives from its model records (records()).
 //
 // Steps as the trace is read: a gap is charged to its step when it arrives, so that memory grows
 // with the collectives (the steps themselves) and the charge keys, not with the gaps (a trace of
