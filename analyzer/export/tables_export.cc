@@ -33,18 +33,33 @@ class TableWriter {
     }
     for (size_t i = 0; i < w.columns_.size(); ++i) w.csv_ << (i ? "," : "") << w.columns_[i];
     w.csv_ << "\n";
+    for (const std::string& column : w.columns_) {
+      std::string key;
+      Json::AppendQuoted(column, &key);
+      w.json_keys_.push_back(key + ":");
+    }
     return w;
   }
-  // `values` in column order.
+  // `values` in column order. Each line is what Json::Dump(0) writes of the object of the columns
+  // (unique names, in order) and their values, assembled without building that object: a long
+  // trace has millions of rows.
   void Row(const std::vector<Json>& values) {
-    Json object = Json::Object();
+    csv_line_.clear();
+    json_line_.assign("{");
     for (size_t i = 0; i < columns_.size(); ++i) {
       const Json& v = values[i];
-      csv_ << (i ? "," : "") << CsvField(v);
-      object.Set(columns_[i], v);
+      if (i) {
+        csv_line_.push_back(',');
+        json_line_.push_back(',');
+      }
+      AppendCsvField(v, &csv_line_);
+      json_line_.append(json_keys_[i]);
+      v.AppendCompact(&json_line_);
     }
-    csv_ << "\n";
-    jsonl_ << object.Dump(0) << "\n";
+    csv_line_.push_back('\n');
+    json_line_.append("}\n");
+    csv_.write(csv_line_.data(), static_cast<std::streamsize>(csv_line_.size()));
+    jsonl_.write(json_line_.data(), static_cast<std::streamsize>(json_line_.size()));
   }
   absl::Status Close() {
     csv_.close();
@@ -54,24 +69,35 @@ class TableWriter {
   }
 
  private:
-  static std::string CsvField(const Json& v) {
+  // RFC 4180: a string with a comma, quote or line break is quoted, its quotes doubled.
+  static void AppendCsvField(const Json& v, std::string* out) {
     switch (v.type()) {
       case Json::Type::kNull:
-        return "";
+        return;
       case Json::Type::kString: {
         const std::string& s = v.as_string();
-        if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-        std::string q = "\"";
-        for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-        return q + "\"";
+        if (s.find_first_of(",\"\n\r") == std::string::npos) {
+          out->append(s);
+          return;
+        }
+        out->push_back('"');
+        for (char c : s) {
+          if (c == '"') out->push_back('"');
+          out->push_back(c);
+        }
+        out->push_back('"');
+        return;
       }
       case Json::Type::kBool:
-        return v.as_bool() ? "true" : "false";
+        out->append(v.as_bool() ? "true" : "false");
+        return;
       default:
-        return v.Dump(0);
+        v.AppendCompact(out);
     }
   }
   std::vector<std::string> columns_;
+  std::vector<std::string> json_keys_;  // each column's name as a JSON key, with its colon
+  std::string csv_line_, json_line_;    // the row being written
   std::string csv_path_, jsonl_path_;
   std::ofstream csv_, jsonl_;
 };
@@ -109,11 +135,14 @@ absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
   // The rows of each trace are written as soon as it has been read (one pass, AnalyzeTraces).
   class TableRows final : public RankSummaryObserver {
    public:
-    TableRows(TableWriter* intervals, TableWriter* stacks, TablesExportStats* stats)
-        : RankSummaryObserver(/*keep_rows=*/true), intervals_(*intervals), stacks_(*stacks), stats_(*stats) {}
+    // The rows wait for their trace's end in a file in the export's folder (idle_interval_rows.h).
+    TableRows(const std::string& dir, TableWriter* intervals, TableWriter* stacks, TablesExportStats* stats)
+        : RankSummaryObserver(/*keep_rows=*/true, dir), intervals_(*intervals), stacks_(*stacks), stats_(*stats) {}
+    // The first trace whose rows could not be kept or read back; OK if none.
+    const absl::Status& error() const { return error_; }
 
    private:
-    void TraceSummarized(size_t index, const RankSummary& s, std::vector<IdleIntervalRow>* rows,
+    void TraceSummarized(size_t index, const RankSummary& s, IdleIntervalRows* rows,
                          TraceStacks* trace_stacks) override {
       const auto t = static_cast<int64_t>(index);
       std::map<uint64_t, int64_t> global_id;
@@ -125,7 +154,7 @@ absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
           ++stats_.stack_frames;
         }
       }
-      for (const IdleIntervalRow& r : *rows) {
+      absl::Status read = rows->ForEach([&](const IdleIntervalRow& r) {
         auto it = global_id.find(r.stack_id);
         std::vector<Json> row = {t, RankJson(s), s.host_name, s.pid,
                                  r.device, r.start_ns, r.end_ns, r.end_ns - r.start_ns,
@@ -134,21 +163,24 @@ absl::StatusOr<TablesExportStats> ExportTables(std::vector<TraceFile> traces,
         AppendCauses(r.by_cause, &row);
         intervals_.Row(row);
         ++stats_.intervals;
-      }
+      });
+      if (!read.ok() && error_.ok()) error_ = read;
     }
     TableWriter& intervals_;
     TableWriter& stacks_;
     TablesExportStats& stats_;
     int64_t next_stack_id_ = 1;
+    absl::Status error_;
   };
   TablesExportStats stats;
-  TableRows table_rows(&*intervals, &*stacks, &stats);
+  TableRows table_rows(dir, &*intervals, &*stacks, &stats);
   AnalyzeHooks hooks;
   hooks.observers = {&table_rows};
   AnalysisOptions all_configs = options;
   all_configs.top_kernel_configs = std::numeric_limits<size_t>::max();
   absl::StatusOr<Analysis> analysis = AnalyzeTraces(std::move(traces), all_configs, hooks);
   if (!analysis.ok()) return analysis.status();
+  if (!table_rows.error().ok()) return table_rows.error();
   const std::vector<RankSummary>& summaries = table_rows.summaries();
   if (absl::Status st = intervals->Close(); !st.ok()) return st;
   if (absl::Status st = stacks->Close(); !st.ok()) return st;

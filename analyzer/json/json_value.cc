@@ -227,6 +227,8 @@ void Json::DumpTo(std::string* out, int indent, int depth) const {
   }
 }
 
+void Json::AppendQuoted(std::string_view s, std::string* out) { Escape(s, out); }
+
 std::string Json::Dump(int indent) const {
   std::string out;
   DumpTo(&out, indent, 0);

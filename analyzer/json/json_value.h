@@ -60,6 +60,10 @@ class Json {
 
   // Serialises; indent 0 = one line.
   std::string Dump(int indent = 2) const;
+  // Appends Dump(0) to `out` (a writer of many small values reuses one buffer).
+  void AppendCompact(std::string* out) const { DumpTo(out, 0, 0); }
+  // Appends `s` as a JSON string, quoted and escaped as Dump writes strings.
+  static void AppendQuoted(std::string_view s, std::string* out);
   static absl::StatusOr<Json> Parse(std::string_view text);
 
  private:

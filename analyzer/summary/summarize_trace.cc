@@ -60,7 +60,7 @@ void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, cons
   last_steps_ = nullptr;
   idle_by_key_.clear();
   key_cache_.Reset();
-  rows_.clear();
+  rows_.Clear();
   RankSummary& s = current_;
   s.source = importer.info().path;
   if (importer.imported()) {  // another format (analyzer/import/): identity from its TraceInfo
@@ -212,7 +212,7 @@ void RankSummaryObserver::OnIdleInterval(uint32_t device, const IntervalVerdict&
       row.stack_id = c.key;
     }
   }
-  rows_.push_back(std::move(row));
+  rows_.Append(row);
 }
 
 void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const TraceResult& result) {
@@ -290,7 +290,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
     forked_stacks_ = std::move(stacks);  // rows_ too stay for Join
   } else {
     TraceSummarized(index, summaries_.back(), keep_rows_ ? &rows_ : nullptr, keep_rows_ ? &stacks : nullptr);
-    rows_.clear();
+    rows_.Clear();
   }
   steps_by_device_.clear();
   last_steps_ = nullptr;
@@ -300,7 +300,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
 }
 
 std::unique_ptr<TraceObserver> RankSummaryObserver::Fork(size_t) {
-  auto fork = std::make_unique<RankSummaryObserver>(keep_rows_);
+  auto fork = std::make_unique<RankSummaryObserver>(keep_rows_, rows_dir_);
   fork->forked_ = true;
   return fork;
 }
@@ -318,15 +318,19 @@ class OneTraceSummary final : public RankSummaryObserver {
  public:
   OneTraceSummary(std::vector<IdleIntervalRow>* intervals, TraceStacks* stacks)
       : RankSummaryObserver(intervals != nullptr || stacks != nullptr), intervals_(intervals), stacks_(stacks) {}
+  // Reading the rows back from their file (OK when none were asked for).
+  const absl::Status& read() const { return read_; }
 
  private:
-  void TraceSummarized(size_t, const RankSummary&, std::vector<IdleIntervalRow>* intervals,
-                       TraceStacks* stacks) override {
-    if (intervals_ != nullptr) *intervals_ = std::move(*intervals);
+  void TraceSummarized(size_t, const RankSummary&, IdleIntervalRows* intervals, TraceStacks* stacks) override {
+    if (intervals_ != nullptr) {
+      read_ = intervals->ForEach([this](const IdleIntervalRow& row) { intervals_->push_back(row); });
+    }
     if (stacks_ != nullptr) *stacks_ = std::move(*stacks);
   }
   std::vector<IdleIntervalRow>* intervals_;
   TraceStacks* stacks_;
+  absl::Status read_;
 };
 }  // namespace
 
@@ -337,6 +341,7 @@ absl::StatusOr<RankSummary> SummarizeTrace(const std::string& path, const Analys
   hooks.observers = {&summary};
   absl::StatusOr<Analysis> analysis = AnalyzeTraces({path}, options, hooks);
   if (!analysis.ok()) return analysis.status();
+  if (!summary.read().ok()) return summary.read();
   return std::move(summary.TakeSummaries().at(0));
 }
 

@@ -40,19 +40,9 @@
 #include "analyzer/model/recent_entries.h"
 #include "analyzer/options/options.h"
 #include "analyzer/ranks/rank_summary.h"
+#include "analyzer/summary/idle_interval_rows.h"
 
 namespace gs::analyzer {
-
-// One steady-state idle gap, as `export --tables` writes it.
-struct IdleIntervalRow {
-  uint32_t device = 0;
-  TimeNs start_ns = 0, end_ns = 0;
-  Cause cause = Cause::kOther;     // largest cause
-  CauseNs by_cause{};
-  bool after_sync = false;
-  std::string after_sync_site;     // the synchronising call's frame ("" unless after_sync)
-  uint64_t stack_id = 0;           // the stack charged most of it (TraceStacks key; 0: none)
-};
 
 // Stacks of one trace by id (the analysis' charge keys), frames as printable strings, leaf first.
 using TraceStacks = std::map<uint64_t, std::vector<std::string>>;
@@ -60,8 +50,11 @@ using TraceStacks = std::map<uint64_t, std::vector<std::string>>;
 // Summarises every trace of the pass it is registered on, in the order they are read.
 class RankSummaryObserver : public TraceObserver {
  public:
-  // `keep_rows`: also collect each trace's idle intervals and stacks (TraceSummarized gets them).
-  explicit RankSummaryObserver(bool keep_rows = false) : keep_rows_(keep_rows) {}
+  // `keep_rows`: also collect each trace's idle intervals and stacks (TraceSummarized gets them),
+  // the intervals in a temporary file in `rows_dir` ("": the system's temporary folder;
+  // idle_interval_rows.h says why a file).
+  explicit RankSummaryObserver(bool keep_rows = false, std::string rows_dir = "")
+      : keep_rows_(keep_rows), rows_dir_(rows_dir), rows_(std::move(rows_dir)) {}
 
   // Final: a fork is a plain RankSummaryObserver, so what a subclass adds goes in TraceSummarized,
   // which is called on the observer itself (never on a fork).
@@ -80,7 +73,7 @@ class RankSummaryObserver : public TraceObserver {
  protected:
   // Called at the end of each trace with its summary and (with `keep_rows`) its rows, which are
   // dropped afterwards: a job's tables are written trace by trace (export/tables_export.cc).
-  virtual void TraceSummarized(size_t index, const RankSummary& summary, std::vector<IdleIntervalRow>* intervals,
+  virtual void TraceSummarized(size_t index, const RankSummary& summary, IdleIntervalRows* intervals,
                                TraceStacks* stacks) {
     (void)index, (void)summary, (void)intervals, (void)stacks;
   }
@@ -116,6 +109,7 @@ class RankSummaryObserver : public TraceObserver {
   };
 
   const bool keep_rows_;
+  const std::string rows_dir_;
   // A fork (Fork): EndTrace keeps the trace's rows and stacks for Join instead of handing them to
   // TraceSummarized.
   bool forked_ = false;
@@ -136,7 +130,7 @@ class RankSummaryObserver : public TraceObserver {
   RecentEntries<absl::flat_hash_map<uint64_t, KeyIdle>> key_cache_;  // in front of idle_by_key_
   uint32_t last_device_ = 0;
   DeviceSteps* last_steps_ = nullptr;  // Steps' cache: steps_by_device_[last_device_]
-  std::vector<IdleIntervalRow> rows_;
+  IdleIntervalRows rows_;  // the trace's, with keep_rows_
   bool imported_ = false;  // the trace is of another format (TraceImporter::imported())
   ImportedCollectives imported_collectives_{this};
 };

@@ -98,11 +98,12 @@ class TableRowsSeen final : public RankSummaryObserver {
   std::vector<std::string> seen;
 
  private:
-  void TraceSummarized(size_t index, const RankSummary& s, std::vector<IdleIntervalRow>* rows,
-                       TraceStacks* stacks) override {
+  void TraceSummarized(size_t index, const RankSummary& s, IdleIntervalRows* rows, TraceStacks* stacks) override {
     std::string line = absl::StrCat(index, " ", s.source, " idle ", s.steady_idle_ns, " in ", s.idle_intervals,
                                      ", ", s.stacks.size(), " stacks:");
-    for (const IdleIntervalRow& r : *rows) absl::StrAppend(&line, " ", r.start_ns, "-", r.end_ns, "/", r.stack_id);
+    EXPECT_TRUE(rows->ForEach([&line](const IdleIntervalRow& r) {
+      absl::StrAppend(&line, " ", r.start_ns, "-", r.end_ns, "/", r.stack_id);
+    }).ok());
     for (const auto& [key, frames] : *stacks) absl::StrAppend(&line, " ", key, "=", absl::StrJoin(frames, ";"));
     seen.push_back(std::move(line));
   }
