@@ -1,40 +1,14 @@
 #include "analyzer/export/chrome_trace_writer.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "analyzer/json/json_value.h"
 
 namespace gs::analyzer {
-
-namespace {
-// A byte a JSON string cannot hold as it is.
-bool NeedsEscape(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
-}  // namespace
-
-void AppendJsonQuoted(std::string* out, std::string_view s) {
-  out->push_back('"');
-  size_t run = 0;  // start of the bytes not appended yet, which need no escape
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (!NeedsEscape(c)) continue;
-    out->append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': *out += "\\\""; break;
-      case '\\': *out += "\\\\"; break;
-      case '\n': *out += "\\n"; break;
-      case '\t': *out += "\\t"; break;
-      case '\r': *out += "\\r"; break;
-      default: absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
-    }
-  }
-  out->append(s.data() + run, s.size() - run);
-  out->push_back('"');
-}
 
 std::string JsonQuote(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
-  AppendJsonQuoted(&out, s);
+  Json::AppendQuoted(s, &out);
   return out;
 }
 
@@ -73,7 +47,7 @@ void ChromeTraceWriter::ProcessName(int64_t pid, std::string_view name) {
   Begin();
   absl::StrAppend(&event_, "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":", pid,
                   ",\"tid\":0,\"args\":{\"name\":");
-  AppendJsonQuoted(&event_, name);
+  Json::AppendQuoted(name, &event_);
   event_ += "}}";
   End();
 }
@@ -82,7 +56,7 @@ void ChromeTraceWriter::ThreadName(int64_t pid, int64_t tid, std::string_view na
   Begin();
   absl::StrAppend(&event_, "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":", pid, ",\"tid\":", tid,
                   ",\"args\":{\"name\":");
-  AppendJsonQuoted(&event_, name);
+  Json::AppendQuoted(name, &event_);
   event_ += "}}";
   End();
 }
@@ -106,9 +80,9 @@ void ChromeTraceWriter::Complete(int64_t pid, int64_t tid, int64_t ts_ns, int64_
                                  std::string_view args_json) {
   Begin();
   event_ += "{\"name\":";
-  AppendJsonQuoted(&event_, name);
+  Json::AppendQuoted(name, &event_);
   event_ += ",\"cat\":";
-  AppendJsonQuoted(&event_, category);
+  Json::AppendQuoted(category, &event_);
   event_ += ",\"ph\":\"X\",\"ts\":";
   AppendMicros(ts_ns - origin_ns_);
   event_ += ",\"dur\":";
@@ -122,7 +96,7 @@ void ChromeTraceWriter::Complete(int64_t pid, int64_t tid, int64_t ts_ns, int64_
 void ChromeTraceWriter::Counter(int64_t pid, int64_t ts_ns, std::string_view name, std::string_view args_json) {
   Begin();
   event_ += "{\"name\":";
-  AppendJsonQuoted(&event_, name);
+  Json::AppendQuoted(name, &event_);
   event_ += ",\"ph\":\"C\",\"ts\":";
   AppendMicros(ts_ns - origin_ns_);
   absl::StrAppend(&event_, ",\"pid\":", pid, ",\"tid\":0,\"args\":");
@@ -135,9 +109,9 @@ void ChromeTraceWriter::Flow(uint64_t id, int64_t pid_s, int64_t tid_s, int64_t 
   for (const bool start : {true, false}) {
     Begin();
     event_ += "{\"name\":";
-    AppendJsonQuoted(&event_, name);
+    Json::AppendQuoted(name, &event_);
     event_ += ",\"cat\":";
-    AppendJsonQuoted(&event_, category);
+    Json::AppendQuoted(category, &event_);
     absl::StrAppend(&event_, start ? ",\"ph\":\"s\",\"id\":" : ",\"ph\":\"f\",\"bp\":\"e\",\"id\":", id, ",\"ts\":");
     AppendMicros((start ? ts_s_ns : ts_f_ns) - origin_ns_);
     absl::StrAppend(&event_, ",\"pid\":", start ? pid_s : pid_f, ",\"tid\":", start ? tid_s : tid_f, "}");

@@ -18,10 +18,8 @@
 
 namespace gs::analyzer {
 
-// `s` as a JSON string literal, quotes included.
+// `s` as a JSON string literal, quotes included (Json::AppendQuoted's escapes).
 std::string JsonQuote(std::string_view s);
-// The same, appended to `out`.
-void AppendJsonQuoted(std::string* out, std::string_view s);
 
 class ChromeTraceWriter {
  public:

@@ -38,20 +38,27 @@ const Json& Json::operator[](std::string_view key) const {
 
 namespace {
 
+// A byte a JSON string cannot hold as it is (RFC 8259 section 7).
+bool NeedsEscape(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
+
 void Escape(std::string_view s, std::string* out) {
   out->push_back('"');
-  for (unsigned char c : s) {
+  size_t run = 0;  // start of the bytes not appended yet, which need no escape: appended whole
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (!NeedsEscape(c)) continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out->append("\\\""); break;
       case '\\': out->append("\\\\"); break;
       case '\n': out->append("\\n"); break;
       case '\r': out->append("\\r"); break;
       case '\t': out->append("\\t"); break;
-      default:
-        if (c < 0x20) absl::StrAppendFormat(out, "\\u%04x", c);
-        else out->push_back(static_cast<char>(c));
+      default: absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
     }
   }
+  out->append(s.data() + run, s.size() - run);
   out->push_back('"');
 }
 

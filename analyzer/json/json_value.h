@@ -62,7 +62,8 @@ class Json {
   std::string Dump(int indent = 2) const;
   // Appends Dump(0) to `out` (a writer of many small values reuses one buffer).
   void AppendCompact(std::string* out) const { DumpTo(out, 0, 0); }
-  // Appends `s` as a JSON string, quoted and escaped as Dump writes strings.
+  // Appends `s` as a JSON string, quoted and escaped as Dump writes strings (and the trace-event
+  // exports theirs: export/chrome_trace_writer.h).
   static void AppendQuoted(std::string_view s, std::string* out);
   static absl::StatusOr<Json> Parse(std::string_view text);
 

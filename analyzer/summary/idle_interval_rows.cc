@@ -89,8 +89,7 @@ void IdleIntervalRows::Append(const IdleIntervalRow& row) {
 }
 
 absl::Status IdleIntervalRows::ForEach(const std::function<void(const IdleIntervalRow&)>& fn) {
-  if (size_ == 0) return status_;
-  if (!status_.ok()) return status_;
+  if (size_ == 0 || !status_.ok()) return status_;
   if (fflush(file_) != 0 || fseeko(file_, 0, SEEK_SET) != 0) {
     Fail(absl::StrCat("cannot write the idle intervals' temporary file: ", strerror(errno)));
     return status_;

@@ -57,6 +57,8 @@ class IdleIntervalRows {
   void Clear();
   // The first error creating or writing the file; OK if none.
   const absl::Status& status() const { return status_; }
+  // The folder given at construction ("": the system's temporary one).
+  const std::string& dir() const { return dir_; }
 
  private:
   bool Open();

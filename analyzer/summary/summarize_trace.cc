@@ -300,7 +300,7 @@ void RankSummaryObserver::EndTrace(size_t index, const TraceImporter&, const Tra
 }
 
 std::unique_ptr<TraceObserver> RankSummaryObserver::Fork(size_t) {
-  auto fork = std::make_unique<RankSummaryObserver>(keep_rows_, rows_dir_);
+  auto fork = std::make_unique<RankSummaryObserver>(keep_rows_, rows_.dir());
   fork->forked_ = true;
   return fork;
 }

@@ -54,7 +54,7 @@ class RankSummaryObserver : public TraceObserver {
   // the intervals in a temporary file in `rows_dir` ("": the system's temporary folder;
   // idle_interval_rows.h says why a file).
   explicit RankSummaryObserver(bool keep_rows = false, std::string rows_dir = "")
-      : keep_rows_(keep_rows), rows_dir_(rows_dir), rows_(std::move(rows_dir)) {}
+      : keep_rows_(keep_rows), rows_(std::move(rows_dir)) {}
 
   // Final: a fork is a plain RankSummaryObserver, so what a subclass adds goes in TraceSummarized,
   // which is called on the observer itself (never on a fork).
@@ -109,7 +109,6 @@ class RankSummaryObserver : public TraceObserver {
   };
 
   const bool keep_rows_;
-  const std::string rows_dir_;
   // A fork (Fork): EndTrace keeps the trace's rows and stacks for Join instead of handing them to
   // TraceSummarized.
   bool forked_ = false;
