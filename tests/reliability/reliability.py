@@ -41,7 +41,7 @@ Cases (what each adds to that):
                      symlink (existing and dangling), over-long values, a relative
                      GS_CUPTI_LIBRARY -> refused with one message; and, under strace (SKIP if
                      absent), every file the agent writes is in the output folder and every
-                     shared object it adds is itself or the CUPTI library it was told.
+                     file it maps executable is itself or the CUPTI library it was told.
   flood              4 threads launching empty kernels as fast as simgpu allows, GS_BUFFER_MB=4:
                      the trace's memory high-water mark is within its bound, process RSS grows by
                      at most the bound + a fixed allowance, every launch is recorded or counted
@@ -532,9 +532,10 @@ def case_security(args):
         shutil.rmtree(c.out)
         os.makedirs(c.out)
         log = os.path.join(c.dir, "strace-%s.log" % label)
-        run = c.run(["strace", "-f", "-qq", "-o", log, "-e",
+        # -y prints each descriptor's path, so that a mapping names the file it maps.
+        run = c.run(["strace", "-f", "-qq", "-y", "-o", log, "-e",
                      "trace=open,openat,openat2,creat,mkdir,mkdirat,rename,renameat,renameat2,unlink,"
-                     "unlinkat,symlink,symlinkat,link,linkat,truncate,chmod,fchmodat",
+                     "unlinkat,symlink,symlinkat,link,linkat,truncate,chmod,fchmodat,mmap",
                      args.app, "steps", "5"], agent=agent, extra={"GS_CUPTI_LIBRARY": cupti})
         check(run.returncode == 3, "under strace (%s the agent): exit %d %s" % (label, run.returncode, run.stderr[-300:]))
         opened[label] = parse_strace(log)
@@ -555,22 +556,30 @@ def case_security(args):
 
 
 def parse_strace(log):
-    """Files opened for writing (or created/removed/renamed) and shared objects opened, by path."""
+    """Files opened for writing (or created/removed/renamed), and files mapped executable, by path.
+
+    Code is what gets mapped with PROT_EXEC: the agent also opens shared objects read-only to read
+    their symbol tables at exit (the sampled stacks' frames, agent/symbolize/elf_symbolizer.cc), and
+    whether a sample landed in, say, the dynamic loader is chance; reading a file is not loading it.
+    """
     writes, code = set(), set()
-    call = re.compile(r'^\d+\s+(\w+)\((?:AT_FDCWD|\d+|-?\d+),?\s*"([^"]*)"(.*)$')
+    call = re.compile(r'^\d+\s+(\w+)\((?:AT_FDCWD|-?\d+)(?:<[^>]*>)?,?\s*"([^"]*)"(.*)$')
+    mapped = re.compile(r'^\d+\s+mmap\([^,]*, \d+, ([A-Z_|]+), [A-Z_|]+, \d+<([^>]*)>, ')
     for line in open(log, errors="replace"):
-        m = call.match(line.strip())
+        line = line.strip()
+        m = mapped.match(line)
+        if m:
+            if "PROT_EXEC" in m.group(1):
+                code.add(m.group(2))
+            continue
+        m = call.match(line)
         if not m:
             continue
         name, path, rest = m.groups()
         failed = re.search(r"= -1 ", rest) is not None
         if name in ("open", "openat", "openat2"):
-            if failed:
-                continue
-            if re.search(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC", rest):
+            if not failed and re.search(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC", rest):
                 writes.add(path)
-            elif re.search(r"\.so(\.\d+)*$", path):
-                code.add(path)
         elif not failed:
             writes.add(path)
     return {"writes": writes, "code": code}
