@@ -34,6 +34,12 @@ std::string TempPath(const char* name) {
   return std::string(dir != nullptr ? dir : "/tmp") + "/gs_writer_test_" + std::to_string(getpid()) + "_" + name;
 }
 
+// Removes a test's trace however the test ends (an ASSERT returns early).
+struct RemovedAtEnd {
+  std::string path;
+  ~RemovedAtEnd() { unlink(path.c_str()); }
+};
+
 struct Rig {
   RingPool pool;
   StackCapturer stacks;
@@ -108,6 +114,7 @@ __attribute__((noinline)) void WaitFromHere(Recorder& recorder, uint64_t t, uint
 TEST(TraceWriterTest, HostWaitsRoundTripThroughTheReader) {
   Rig rig;
   const std::string path = TempPath("host_waits.gstrace");
+  const RemovedAtEnd removed{path};
   std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
   ASSERT_NE(writer_owner, nullptr);
   TraceWriter& writer = *writer_owner;
@@ -506,6 +513,7 @@ TEST(TraceWriterTest, ANewWritersRecordsFromKnownSitesKeepTheirStacks) {
 TEST(TraceWriterTest, RepeatedStackOfARingKeepsItsIdWithoutInterning) {
   Rig rig;
   const std::string path = TempPath("repeats.gstrace");
+  const RemovedAtEnd removed{path};
   std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
   ASSERT_NE(writer_owner, nullptr);
   TraceWriter& writer = *writer_owner;
