@@ -96,6 +96,38 @@ TEST_F(CodeTableTest, ReusedAddressWithNewContentsGetsANewId) {
   EXPECT_EQ(info.linetable[1], 0x02);
 }
 
+// The fingerprint reads whole words: a short range as the word that ends with it, whose other bytes
+// lie in the object's header. Every byte of a name or table up to 16 long is in the identity, and
+// none of the header's: a bytes object's cached hash (the word before its data), filled in lazily
+// by the interpreter, leaves the id alone.
+TEST_F(CodeTableTest, EveryByteOfAShortNameOrTableCountsAndTheHeaderDoesNot) {
+  ASSERT_TRUE(table_.Init(4096, 1 << 20, heap_.layout(), heap_.types()));
+  const PythonLayout& l = heap_.layout();
+  for (int len = 0; len <= 16; ++len) {
+    std::vector<uint8_t> bytes(len);
+    for (int i = 0; i < len; ++i) bytes[i] = static_cast<uint8_t>(0x41 + i);
+    std::u32string text(bytes.begin(), bytes.end());
+    const uintptr_t name = heap_.Str(text.empty() ? U"f" : text);
+    const uintptr_t linetable = heap_.Bytes(bytes);
+    const uintptr_t code = heap_.Code(heap_.Str(U"/src/m.py"), name, linetable, 3);
+    const uint32_t id = Intern(table_, code);
+    ASSERT_NE(id, 0u) << len;
+    FakeHeap::Put<int64_t>(linetable, l.bytes_data - 8, 0x1234567890abcdefLL);
+    EXPECT_EQ(Intern(table_, code), id) << "a header byte changed the id of a table of " << len;
+    for (int i = 0; i < len; ++i) {
+      auto* table_byte = reinterpret_cast<uint8_t*>(linetable + l.bytes_data + i);
+      *table_byte ^= 0x20;
+      EXPECT_NE(Intern(table_, code), id) << "table byte " << i << " of " << len;
+      *table_byte ^= 0x20;
+      auto* name_byte = reinterpret_cast<uint8_t*>(name + l.unicode_ascii_size + i);
+      *name_byte ^= 0x20;
+      EXPECT_NE(Intern(table_, code), id) << "name byte " << i << " of " << len;
+      *name_byte ^= 0x20;
+      EXPECT_EQ(Intern(table_, code), id) << len;
+    }
+  }
+}
+
 // With a version, a known (address, co_version) answers without reading the identity again: the
 // same object cannot have changed. A new object at that address has a new version and is read in
 // full, so its new contents get a new id; and version 0 (the counter wrapped) or a caller that
