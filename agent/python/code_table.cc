@@ -129,6 +129,7 @@ bool PythonCodeTable::Init(uint32_t slots, size_t arena_bytes, const PythonLayou
   arena_ = static_cast<char*>(a);
   arena_size_ = arena_bytes;
   arena_used_.store(0, std::memory_order_relaxed);
+  for (std::atomic<uint32_t>& hint : hints_) hint.store(0, std::memory_order_relaxed);
   layout_ = layout;
   types_ = types;
   return true;
@@ -252,27 +253,45 @@ uint32_t PythonCodeTable::Intern(uintptr_t code, bool by_version) {
   return found;
 }
 
+bool PythonCodeTable::Matches(const Slot& s, const Identity& id) {
+  return s.code == id.code && s.filename_obj == id.filename && s.name_obj == id.name &&
+         s.linetable_obj == id.linetable && s.firstlineno == id.firstlineno &&
+         s.linetable_len == id.linetable_len && s.content == id.content;
+}
+
 uint32_t PythonCodeTable::InternByIdentity(uintptr_t code) {
+  // The hint's slot is found from the code pointer alone, so its loads overlap the identity's
+  // instead of waiting for the identity's hash (the probe's first load was the capture's
+  // slowest instruction). A hint is only a guess: the published slot's identity decides.
+  const uint32_t hint = hints_[HintIndex(code)].load(std::memory_order_relaxed);
   Identity id;
   if (!ReadIdentity(code, &id)) {
     unreadable_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
+  if (hint != 0) {
+    const Slot& s = slots_[(hint - 1) & mask_];
+    if (s.state.load(std::memory_order_acquire) == kReady && Matches(s, id)) return hint;
+  }
+  const uint32_t found = ProbeOrInsert(id);
+  // Written only when it changes: every thread reads the hints, and a store on each capture
+  // would bounce their cache lines between the threads' cores.
+  if (found != 0 && found != hint) hints_[HintIndex(code)].store(found, std::memory_order_relaxed);
+  return found;
+}
+
+uint32_t PythonCodeTable::ProbeOrInsert(const Identity& id) {
   // Hash the whole identity, not just the address: allocators hand the same address to one
   // short-lived code object after another (exec in a loop), and a pointer-only hash would pile
   // all of them, dead ones included, into one probe sequence.
-  const uint32_t h = HashPointer(code ^ (id.name * 3) ^ (id.filename * 5) ^ (id.linetable * 7) ^
+  const uint32_t h = HashPointer(id.code ^ (id.name * 3) ^ (id.filename * 5) ^ (id.linetable * 7) ^
                                  id.content ^ static_cast<uint32_t>(id.firstlineno));
   for (uint32_t i = 0; i < kMaxProbe; ++i) {
     const uint32_t index = (h + i) & mask_;
     Slot& s = slots_[index];
     uint32_t state = s.state.load(std::memory_order_acquire);
     if (state == kReady) {
-      if (s.code == id.code && s.filename_obj == id.filename && s.name_obj == id.name &&
-          s.linetable_obj == id.linetable && s.firstlineno == id.firstlineno &&
-          s.linetable_len == id.linetable_len && s.content == id.content) {
-        return index + 1;
-      }
+      if (Matches(s, id)) return index + 1;
       continue;
     }
     if (state == kEmpty &&

@@ -27,7 +27,9 @@
 //
 // Storage: a power-of-two array of slots (open addressing, bounded linear probe) and a byte
 // arena, both mmap'ed by Init and never freed or evicted while the process runs. When full,
-// Intern returns 0 and counts the loss ("losses are data").
+// Intern returns 0 and counts the loss ("losses are data"). In front of the slots, 4096 hints map a
+// code pointer to the id it last interned as, so that the slot's loads need not wait for the
+// identity's hash; the slot's full identity still decides.
 //
 // Thread safety: Intern may run concurrently on any threads (lock-free: a slot is claimed with a
 // CAS and published with a release store; two threads meeting the same new code object may both
@@ -115,6 +117,11 @@ class PythonCodeTable {
   bool AllocArena(uint32_t size, uint32_t* offset);
   bool CopyUnicode(uintptr_t str, uint32_t* offset, uint32_t* len);
   uint32_t InternByIdentity(uintptr_t code);
+  uint32_t ProbeOrInsert(const Identity& id);
+  static bool Matches(const Slot& s, const Identity& id);
+  static uint32_t HintIndex(uintptr_t code) {
+    return static_cast<uint32_t>((code >> 4) ^ (code >> 16)) & (kHints - 1);
+  }
   uint32_t FindByVersion(uintptr_t code, uint32_t version) const;
   void RememberVersion(uintptr_t code, uint32_t version, uint32_t id);
 
@@ -129,6 +136,9 @@ class PythonCodeTable {
   size_t versions_bytes_ = 0;
   std::atomic<uint32_t> arena_used_{0};
   std::atomic<uint64_t> interned_{0}, table_full_{0}, arena_full_{0}, unreadable_{0};
+  // Code pointer -> the id it last interned as (a guess that the slot's identity checks; 0: none).
+  static constexpr uint32_t kHints = 4096;
+  std::atomic<uint32_t> hints_[kHints] = {};
 };
 
 }  // namespace gs

@@ -90,6 +90,12 @@ TEST_F(CodeTableTest, ReusedAddressWithNewContentsGetsANewId) {
   const uint32_t third = Intern(table_, code);
   EXPECT_NE(third, first);
   EXPECT_NE(third, second);
+  // The first contents again, at that address: the first id, though the address's hint now
+  // names the third.
+  FakeHeap::Put<uint8_t>(old_table, heap_.layout().bytes_data + 1, 0x02);
+  FakeHeap::Put<int32_t>(code, heap_.layout().code_firstlineno, 1);
+  EXPECT_EQ(Intern(table_, code), first);
+  EXPECT_EQ(table_.stats().interned, 3u);
   PythonCodeInfo info;
   ASSERT_TRUE(table_.Lookup(first, &info));  // old copies stay valid for old captures
   EXPECT_EQ(info.firstlineno, 1);
