@@ -202,8 +202,13 @@ int PythonStackReader::Walk(uintptr_t tstate, PythonFrameRef* out, int max_frame
     // Brent's cycle detection: `tortoise` jumps to the current frame at every power of two.
     uintptr_t tortoise = frame;
     int power = 1, steps = 0, hops = 0;
-    uintptr_t last_code = 0;
-    uint32_t last_id = 0;
+    // The ids of this walk's code objects, direct-mapped by address: a code object on the chain is
+    // alive while its frame is, so within one walk its address names it (recursion; PyTorch's
+    // module calls, whose _call_impl frames repeat at every level of nesting), and a repeat skips
+    // the code table's identity read.
+    constexpr int kWalkCodes = 8;
+    uintptr_t walk_codes[kWalkCodes] = {};
+    uint32_t walk_ids[kWalkCodes];
     // 3.11+: a thread's chain ends at the frame its outermost _PyEval_EvalFrameDefault entered,
     // marked as such (3.11 is_entry; 3.12+ the shim that activation pushed below it). A chain
     // that ends elsewhere was read while the thread changed it (python_layout.h, "Bottom").
@@ -274,12 +279,12 @@ int PythonStackReader::Walk(uintptr_t tstate, PythonFrameRef* out, int max_frame
           break;
         }
         PythonFrameRef& ref = out[n];
-        // Recursion: the same live code object as the newer frame has the same id.
-        if (code != last_code) {
-          last_code = code;
-          last_id = code_table_.Intern(code, by_version);
+        const int memo = static_cast<int>(code >> 4) & (kWalkCodes - 1);
+        if (walk_codes[memo] != code) {
+          walk_codes[memo] = code;
+          walk_ids[memo] = code_table_.Intern(code, by_version);
         }
-        ref.code_id = last_id;
+        ref.code_id = walk_ids[memo];
         ref.ends_eval_run = entry ? 1 : 0;
         ref.addrq = addrq;
         Barrier();

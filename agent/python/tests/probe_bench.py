@@ -1,4 +1,5 @@
-"""probe_bench.py PROBE_SO — cost of one Python stack capture at depth 20 and 50 (not in ctest).
+"""probe_bench.py PROBE_SO — cost of one Python stack capture at depth 20 and 50 of distinct
+functions, and 10 levels of nested modules (their calling functions repeat), not in ctest.
 
 Run per interpreter, e.g.
   for p in /root/.pyenv/versions/3.*/bin/python3 /usr/bin/python3; do
@@ -30,6 +31,21 @@ NS = {}
 exec(compile(SRC, "bench_levels.py", "exec"), NS)
 
 
+# Nested modules the way torch.nn calls them: every level goes through the same two functions
+# (Module._wrapped_call_impl and Module._call_impl) into its own forward, so two code objects
+# repeat at every level of a real stack.
+MODULES = "".join("def forward%d(fn, n):\n    return wrapped_call_impl(forward%d, fn, n - 1) if n > 0 else fn()\n"
+                  % (i, i + 1) for i in range(40)) + "def forward40(fn, n):\n    return fn()\n" + (
+    "def wrapped_call_impl(forward, fn, n):\n    return call_impl(forward, fn, n)\n"
+    "def call_impl(forward, fn, n):\n    return forward(fn, n)\n")
+MODULES_NS = {}
+exec(compile(MODULES, "bench_modules.py", "exec"), MODULES_NS)
+
+
+def in_modules(levels, fn):
+    return MODULES_NS["forward0"](fn, levels)
+
+
 def at_depth(target, fn):
     # This frame, the levelN frames and fn's frame make the captured depth.
     return NS["level0"](fn, target - stack_depth() - 2)
@@ -45,5 +61,7 @@ def measure():
 
 
 results = [at_depth(d, measure) for d in (20, 50)]
+modules = in_modules(10, measure)
 print("CPython %-8s " % sys.version.split()[0] +
-      "  ".join("depth %d: %.0f ns (%.1f ns/frame)" % (d, ns, ns / d) for d, ns in results))
+      "  ".join("depth %d: %.0f ns (%.1f ns/frame)" % (d, ns, ns / d) for d, ns in results) +
+      "  10 nested modules, depth %d: %.0f ns (%.1f ns/frame)" % (modules[0], modules[1], modules[1] / modules[0]))
