@@ -60,6 +60,15 @@ class Rig {
     return d;
   }
   int last_count() const { return last_count_; }
+  // The share of stacked calls that unwound (the rest reused their site's entry).
+  double unwound_share() {
+    uint64_t unwinds = 0, reuses = 0;
+    for (size_t i = 0; i < pool_.ring_count(); ++i) {
+      unwinds += pool_.ring(i).stack_unwinds;
+      reuses += pool_.ring(i).stack_reuses;
+    }
+    return unwinds + reuses > 0 ? static_cast<double>(unwinds) / static_cast<double>(unwinds + reuses) : 0;
+  }
 
  private:
   RingPool pool_;
@@ -85,10 +94,24 @@ __attribute__((noinline)) void RecordFromSite(RingRecorder* recorder, const ApiC
   __asm__ volatile("" ::: "memory");
 }
 
-void Loop(benchmark::State& state, Recorder* recorder, bool stack, Rig* rig, bool from_site = false) {
+// The same call `extra` frames deeper: another stack pointer at the same site, as a framework's
+// launches reach one call site (CUPTI's callback) through call chains of many depths.
+__attribute__((noinline)) void RecordFromDepth(int extra, RingRecorder* recorder, const ApiCallEvent& e) {
+  if (extra == 0) {
+    RecordFromSite(recorder, e);
+  } else {
+    RecordFromDepth(extra - 1, recorder, e);
+  }
+  __asm__ volatile("" ::: "memory");
+}
+
+void Loop(benchmark::State& state, Recorder* recorder, bool stack, Rig* rig, bool from_site = false,
+          int sites = 1) {
   const ApiCallEvent e = Event();
   for (auto _ : state) {
-    if (from_site) {
+    if (sites > 1) {
+      for (int i = 0; i < kBatch; ++i) RecordFromDepth(i % sites, rig->recorder(), e);
+    } else if (from_site) {
       for (int i = 0; i < kBatch; ++i) RecordFromSite(rig->recorder(), e);
     } else {
       for (int i = 0; i < kBatch; ++i) recorder->RecordApiCall(e, stack, 0);
@@ -105,11 +128,11 @@ void Loop(benchmark::State& state, Recorder* recorder, bool stack, Rig* rig, boo
 
 // Runs the loop `depth` frames deeper than the benchmark function, so stacks are that deep.
 __attribute__((noinline)) void AtDepth(int depth, benchmark::State& state, Recorder* recorder, Rig* rig,
-                                       bool from_site = false) {
+                                       bool from_site = false, int sites = 1) {
   if (depth == 0) {
-    Loop(state, recorder, true, rig, from_site);
+    Loop(state, recorder, true, rig, from_site, sites);
   } else {
-    AtDepth(depth - 1, state, recorder, rig, from_site);
+    AtDepth(depth - 1, state, recorder, rig, from_site, sites);
   }
   __asm__ volatile("" ::: "memory");
 }
@@ -178,6 +201,17 @@ void BM_RecordStack30Reused(benchmark::State& state) {
   state.counters["dropped"] = static_cast<double>(rig.dropped());
 }
 BENCHMARK(BM_RecordStack30Reused);
+
+// Calls from state.range(0) stack depths in turn (one site, as many stack pointers): a framework's
+// step, whose launches reach CUPTI's callback through dozens of call chains, repeated every step.
+void BM_RecordStack30ReusedSites(benchmark::State& state) {
+  Rig rig(StackMode::kUnwind, 30);
+  AtDepth(32, state, rig.recorder(), &rig, /*from_site=*/true, static_cast<int>(state.range(0)));
+  state.counters["unwound"] = rig.unwound_share();
+  state.counters["frames"] = rig.last_count();
+  state.counters["dropped"] = static_cast<double>(rig.dropped());
+}
+BENCHMARK(BM_RecordStack30ReusedSites)->Arg(4)->Arg(8)->Arg(16)->Arg(48);
 
 // CUPTI's buffer thread: a launch loop's kernel records (four kernels, CUPTI's name pointer per
 // kernel) into the activity buffer, which the writer then takes, in runs of state.range(0) as

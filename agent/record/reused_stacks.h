@@ -24,7 +24,7 @@ class ReusedStacks {
   // was never defined here (a reader that started in the middle of a ring) gets no PCs.
   template <typename Event>
   void Resolve(RingRecordView<Event>* record) {
-    std::vector<uint64_t>& entry = pcs_[RingReuseEntry(record->flags)];
+    std::vector<uint64_t>& entry = pcs_[record->reuse_entry];
     if ((record->flags & kRingFlagStackDefinesReuse) != 0) {
       entry.assign(record->pcs, record->pcs + record->pc_count);
     } else if ((record->flags & kRingFlagStackReused) != 0) {

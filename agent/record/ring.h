@@ -25,9 +25,10 @@ namespace gs {
 // Every record starts with this header. `size` includes the header and is a multiple of 8.
 struct RingRecordHeader {
   uint32_t size;
-  uint8_t type;   // RingRecordType
-  uint8_t flags;  // type-specific (RingRecordFlags for API calls and host waits)
-  uint16_t count; // type-specific (number of native PCs for API calls and host waits)
+  uint8_t type;         // RingRecordType
+  uint8_t flags;        // type-specific (RingRecordFlags for API calls and host waits)
+  uint8_t count;        // type-specific (number of native PCs for API calls and host waits)
+  uint8_t reuse_entry;  // API calls and host waits with a stack-reuse flag: the entry
 };
 static_assert(sizeof(RingRecordHeader) == 8, "ring records are 8-byte aligned");
 
@@ -45,15 +46,13 @@ enum RingRecordFlags : uint8_t {
   kRingFlagStackTruncated = 1,   // the native stack hit the depth limit
   kRingFlagPythonTruncated = 2,  // the Python frames are incomplete (depth limit, torn frame)
   // Stack reuse (ring_recorder.h): the native PCs were just unwound and are now the thread's reuse
-  // entry RingReuseEntry(flags) ("defines"), or the stack is that entry's ("reused": `count` PCs,
+  // entry `reuse_entry` ("defines"), or the stack is that entry's ("reused": `count` PCs,
   // not in the record; the Python frames follow the event directly). A ring is read in order, so
   // a reused record's PCs are those of its entry's last defining record (reused_stacks.h), and
   // the writer can take that record's stack id without comparing the words.
   kRingFlagStackDefinesReuse = 4,
   kRingFlagStackReused = 8,
 };
-constexpr int kRingReuseEntryShift = 4;  // bits 4-6: the reuse entry (StackReuseTable::kEntries = 8)
-inline int RingReuseEntry(uint8_t flags) { return (flags >> kRingReuseEntryShift) & 7; }
 
 class SpscRing {
  public:

@@ -30,20 +30,38 @@ namespace gs {
 // claims its ring.
 struct StackReuseTable {
   static constexpr int kPcs = 130;  // the largest GS_STACK_DEPTH (128), +1, +1 spare
-  static constexpr int kEntries = 8;
-  struct Entry {
+  // A site's entry is one of the kWays of its set (by site PC and stack pointer), replaced round
+  // robin within the set: a framework's step reaches the one CUPTI callback site through dozens
+  // of call chains, each its own stack pointer, and 8 entries in one round robin missed on
+  // every call once a step had more than 8 (BENCHMARKS.md, "Call sites of many depths").
+  static constexpr int kWays = 4;
+  static constexpr int kSets = 32;
+  static constexpr int kEntries = kWays * kSets;
+  struct Entry {  // what a lookup reads: a set's ways share two cache lines
     uintptr_t site_pc;
     uintptr_t site_cfa;
-    int max_pcs;  // the capture's limit it was taken under
-    int count;    // 0: nothing to reuse
+    int max_pcs;     // the capture's limit it was taken under
+    int count;       // 0: nothing to reuse
     uint32_t epoch;  // RingRecorder::NewReuseEpoch's count when filled: another epoch's is empty
+  };
+  struct Frames {
     uint64_t pcs[kPcs];
     uintptr_t slots[kPcs];
   };
-  unsigned next;  // the entry a new site replaces (round robin)
-  Entry entries[kEntries];
+  // MurmurHash3's finalizer: stack pointers a fixed frame size apart (one function at many
+  // depths) and unrelated ones alike spread over the sets.
+  static int SetOf(uintptr_t site_pc, uintptr_t site_cfa) {
+    uint64_t h = site_cfa ^ (uint64_t{site_pc} << 17);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return static_cast<int>(h & (kSets - 1));
+  }
+  uint8_t next[kSets];  // per set, the way a new site replaces
+  Entry entries[kEntries];  // set s: entries[s * kWays, (s + 1) * kWays)
+  Frames frames[kEntries];  // touched only for the entries filled
 };
-static_assert(StackReuseTable::kEntries <= 8, "a record names its reuse entry in three bits (RingReuseEntry)");
+static_assert(StackReuseTable::kEntries <= 256, "a record names its reuse entry in one byte (RingRecordHeader)");
 
 struct ThreadRing {
   enum State : int { kFree = 0, kClaiming = 1, kOwned = 2, kExited = 3 };
@@ -66,7 +84,7 @@ struct ThreadRing {
 
 class RingPool {
  public:
-  // Maps `total_bytes` (plus a few hundred bytes of header and a 17 KiB StackReuseTable per ring,
+  // Maps `total_bytes` (plus a few hundred bytes of header and a ~270 KiB StackReuseTable per ring,
   // whose pages only a claiming thread touches) and splits them into rings
   // of a power-of-two capacity (at least `min_ring_bytes`, at most 1 MiB; between 1 and 1024
   // rings). Returns false if the mapping failed.

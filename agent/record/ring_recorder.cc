@@ -46,35 +46,42 @@ constexpr uintptr_t kReuseScanBytes = 256 * 1024;
 // AddressSanitizer's redzones between them included: uninstrumented (tools/sanitize builds).
 #define GS_READS_WHOLE_STACK __attribute__((no_sanitize_address))
 
-// The entry for `site`, if one still describes a call from it: same site, same limit, this
-// epoch, every return address still in its slot. nullptr otherwise.
-GS_READS_WHOLE_STACK inline const StackReuseTable::Entry* FindReusable(const ThreadRing& ring,
-                                                                       const CallSite& site,
-                                                                       int max_pcs, uint32_t epoch) {
-  for (const StackReuseTable::Entry& c : ring.reuse->entries) {
+// The index of the entry for `site`, if one still describes a call from it: same site, same
+// limit, this epoch, every return address still in its slot. -1 otherwise.
+GS_READS_WHOLE_STACK inline int FindReusable(const ThreadRing& ring, const CallSite& site, int max_pcs,
+                                             uint32_t epoch) {
+  const StackReuseTable& table = *ring.reuse;
+  const int first = StackReuseTable::SetOf(site.pc, site.cfa) * StackReuseTable::kWays;
+  for (int e = first; e < first + StackReuseTable::kWays; ++e) {
+    const StackReuseTable::Entry& c = table.entries[e];
     if (c.site_pc != site.pc || c.site_cfa != site.cfa || c.count == 0) continue;
-    if (c.max_pcs != max_pcs || c.epoch != epoch) return nullptr;
+    if (c.max_pcs != max_pcs || c.epoch != epoch) return -1;
+    const StackReuseTable::Frames& f = table.frames[e];
     for (int i = 0; i < c.count; ++i) {
-      if (*reinterpret_cast<const volatile uint64_t*>(c.slots[i]) != c.pcs[i]) return nullptr;
+      if (*reinterpret_cast<const volatile uint64_t*>(f.slots[i]) != f.pcs[i]) return -1;
     }
-    return &c;
+    return e;
   }
-  return nullptr;
+  return -1;
 }
 
-// After an unwind for a known site: keeps `pcs` in the site's entry (or the next one round robin)
-// and finds each PC's slot, scanning up from the site's stack pointer inside the thread's stack.
-// Leaves nothing to reuse if the stack does not start at the site, or a PC is not found (a frame
-// whose return address is not on the stack). Returns the entry's index, or -1 if it was left empty.
+// After an unwind for a known site: keeps `pcs` in the site's entry (or the next one of its set,
+// round robin) and finds each PC's slot, scanning up from the site's stack pointer inside the
+// thread's stack. Leaves nothing to reuse if the stack does not start at the site, or a PC is not
+// found (a frame whose return address is not on the stack). Returns the entry's index, or -1 if it
+// was left empty.
 GS_READS_WHOLE_STACK __attribute__((noinline)) int Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
                                        const CallSite& site, uint32_t epoch) {
-  StackReuseTable::Entry* entry = nullptr;
-  for (StackReuseTable::Entry& c : ring->reuse->entries) {
-    if (c.site_pc == site.pc && c.site_cfa == site.cfa) entry = &c;
+  StackReuseTable& table = *ring->reuse;
+  const int set = StackReuseTable::SetOf(site.pc, site.cfa);
+  const int first = set * StackReuseTable::kWays;
+  int e = -1;
+  for (int i = first; i < first + StackReuseTable::kWays; ++i) {
+    if (table.entries[i].site_pc == site.pc && table.entries[i].site_cfa == site.cfa) e = i;
   }
-  if (entry == nullptr)
-    entry = &ring->reuse->entries[ring->reuse->next++ % StackReuseTable::kEntries];
-  StackReuseTable::Entry& c = *entry;
+  if (e < 0) e = first + table.next[set]++ % StackReuseTable::kWays;
+  StackReuseTable::Entry& c = table.entries[e];
+  StackReuseTable::Frames& f = table.frames[e];
   c.count = 0;
   if (n <= 0 || n > StackReuseTable::kPcs || pcs[0] != site.pc) return -1;
   const uintptr_t slot0 = site.cfa - sizeof(uint64_t);
@@ -82,15 +89,15 @@ GS_READS_WHOLE_STACK __attribute__((noinline)) int Remember(ThreadRing* ring, co
   if (*reinterpret_cast<const uint64_t*>(slot0) != pcs[0]) return -1;
   uintptr_t end = ring->stack_high;
   if (end - slot0 > kReuseScanBytes) end = slot0 + kReuseScanBytes;
-  c.slots[0] = slot0;
-  c.pcs[0] = pcs[0];
+  f.slots[0] = slot0;
+  f.pcs[0] = pcs[0];
   uintptr_t at = slot0 + sizeof(uint64_t);
   for (int i = 1; i < n; ++i) {
     while (at + sizeof(uint64_t) <= end && *reinterpret_cast<const uint64_t*>(at) != pcs[i])
       at += sizeof(uint64_t);
     if (at + sizeof(uint64_t) > end) return -1;
-    c.slots[i] = at;
-    c.pcs[i] = pcs[i];
+    f.slots[i] = at;
+    f.pcs[i] = pcs[i];
     at += sizeof(uint64_t);
   }
   c.site_pc = site.pc;
@@ -98,7 +105,7 @@ GS_READS_WHOLE_STACK __attribute__((noinline)) int Remember(ThreadRing* ring, co
   c.max_pcs = max_pcs;
   c.epoch = epoch;
   c.count = n;
-  return static_cast<int>(entry - ring->reuse->entries);
+  return e;
 }
 
 }  // namespace
@@ -141,17 +148,17 @@ inline void RingRecorder::Record(RingRecordType type, const void* event, bool ca
       std::memcpy(p + sizeof(RingRecordHeader), event, kEventBytes);
       int n = 0;
       uint8_t flags = 0;
+      uint8_t reuse_entry = 0;
       if (want_stack) {
         uint64_t* pcs = reinterpret_cast<uint64_t*>(p + kRecordHeaderBytes);
         const uint32_t epoch = reuse_epoch_.load(std::memory_order_relaxed);
-        const StackReuseTable::Entry* reuse =
-            site != nullptr ? FindReusable(*ring, *site, max_pcs, epoch) : nullptr;
-        if (reuse != nullptr) {
+        const int reuse = site != nullptr ? FindReusable(*ring, *site, max_pcs, epoch) : -1;
+        if (reuse >= 0) {
           // The entry's PCs, not copied: the reader has them from the entry's defining record.
-          n = reuse->count;
+          n = ring->reuse->entries[reuse].count;
           ++ring->stack_reuses;
-          flags = static_cast<uint8_t>(kRingFlagStackReused |
-                                       (reuse - ring->reuse->entries) << kRingReuseEntryShift);
+          flags = kRingFlagStackReused;
+          reuse_entry = static_cast<uint8_t>(reuse);
         } else {
           // libunwind may set errno (its address checks use mincore/msync); the application must
           // never see that.
@@ -161,7 +168,10 @@ inline void RingRecorder::Record(RingRecordType type, const void* event, bool ca
           errno = saved_errno;
           ++ring->stack_unwinds;
           const int entry = site != nullptr ? Remember(ring, pcs, n, max_pcs, *site, epoch) : -1;
-          if (entry >= 0) flags = static_cast<uint8_t>(kRingFlagStackDefinesReuse | entry << kRingReuseEntryShift);
+          if (entry >= 0) {
+            flags = kRingFlagStackDefinesReuse;
+            reuse_entry = static_cast<uint8_t>(entry);
+          }
         }
         if (n > depth_) {
           n = depth_;
@@ -184,7 +194,8 @@ inline void RingRecorder::Record(RingRecordType type, const void* event, bool ca
       header->size = static_cast<uint32_t>(kRecordHeaderBytes + static_cast<size_t>(stored + py) * sizeof(uint64_t));
       header->type = type;
       header->flags = flags;
-      header->count = static_cast<uint16_t>(n);
+      header->count = static_cast<uint8_t>(n);  // at most the depth limit, 128
+      header->reuse_entry = reuse_entry;
       ring->ring.CommitWrite(header->size);
       ring->recorded.store(ring->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }

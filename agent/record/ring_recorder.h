@@ -12,15 +12,16 @@
 //
 // Stack reuse: a wrapper that knows its call site (RecordApiCallFrom: the return address into the
 // application and the stack pointer before the call) lets a launch loop pay for one unwind per call
-// site, not one per call. After an unwind for a known site the thread's ring keeps the PCs (for the
-// last 8 sites) and, for each, the stack slot that holds it (found by scanning up from the site's
-// stack pointer: return addresses sit on the stack in caller order). The next call from the same
+// site, not one per call. After an unwind for a known site the thread's ring keeps the PCs (128
+// entries, 4 ways in each of 32 sets by site and stack pointer: StackReuseTable) and, for each,
+// the stack slot that holds it (found by scanning up from the site's stack pointer: return
+// addresses sit on the stack in caller order). The next call from the same
 // site at the same stack pointer reuses them if every slot still holds its PC: with the innermost
 // frame at the same PC and SP and every caller's return address unchanged at the same place, the
 // walk would find the same frames (exact for frames of fixed size; a caller that moved with alloca
 // would need stale copies of every return address left at the old slots to be missed). A miss, or a
-// PC not found within 256 KiB of stack, unwinds as before. Cost of a hit: a search of 8 sites, one
-// load and compare per frame; the PCs are not copied into the record, which names its entry
+// PC not found within 256 KiB of stack, unwinds as before. Cost of a hit: a search of a set's 4
+// ways, one load and compare per frame; the PCs are not copied into the record, which names its entry
 // instead, and the record that filled the entry carries them (kRingFlagStackReused and
 // kRingFlagStackDefinesReuse, ring.h; the reader's side: reused_stacks.h). Nothing to invalidate
 // on dlopen/dlclose: the reused PCs are exactly the values the unwinder would read from those
@@ -62,7 +63,8 @@ struct RingRecordView {
   const PythonFrameRef* python;    // the calling thread's Python frames, innermost first
   int python_count;                // 0: none (not a Python process/thread, or disabled)
   bool python_truncated;
-  uint8_t flags;                   // the record's RingRecordFlags (stack reuse: RingReuseEntry)
+  uint8_t flags;                   // the record's RingRecordFlags
+  uint8_t reuse_entry;             // with a stack-reuse flag: the thread's entry it defines or reuses
 };
 using ApiCallView = RingRecordView<ApiCallEvent>;    // kRingApiCall
 using HostWaitView = RingRecordView<HostWaitEvent>;  // kRingHostWait
@@ -191,7 +193,8 @@ RingRecordView<Event> RingRecorder::ViewAs(const RingRecordHeader& record) {
                                                                        stored * sizeof(uint64_t)),
                                python_count,
                                (record.flags & kRingFlagPythonTruncated) != 0,
-                               record.flags};
+                               record.flags,
+                               record.reuse_entry};
 }
 
 }  // namespace gs

@@ -195,7 +195,7 @@ uint32_t TraceWriter::InternRecordStack(const StackView& s, RecentStacks* recent
 
 template <typename View>
 uint32_t TraceWriter::RecordStackId(const View& record, RecentStacks* recent) {
-  const int entry = RingReuseEntry(record.flags);
+  const int entry = record.reuse_entry;
   if ((record.flags & kRingFlagStackReused) != 0 && record.python_count == 0 && recent->reuse_ids[entry] != 0) {
     // What InternRecordStack would have counted.
     if (record.truncated) ++stacks_truncated_;

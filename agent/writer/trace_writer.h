@@ -108,7 +108,7 @@ class TraceWriter final : private ChunkBuilder {
     RecentStack entries[kEntries];
     uint32_t next = 0;      // replaced next (round robin)
     uint32_t last_hit = 0;  // tried first
-    // Per recorder reuse entry (RingReuseEntry): the stack id of its last defining record, when
+    // Per recorder reuse entry (RingRecordHeader::reuse_entry): the stack id of its last defining record, when
     // that record had no Python frames; 0: none. A reused record without Python frames has the
     // same native PCs, so the same id, with no compare (kRingFlagStackReused, ring.h).
     uint32_t reuse_ids[StackReuseTable::kEntries] = {};

@@ -438,35 +438,58 @@ __attribute__((noinline)) void RecordFromSites(Recorder& recorder, int site, uin
   __asm__ volatile("" ::: "memory");
 }
 
-// A record whose stack the recorder reused from one of its 8 call-site entries takes the id of that
-// entry's last defining record, with no compare (kRingFlagStackReused); a ninth site takes over the
-// oldest entry, whose later records then name the new site's stack, not the old one's.
+// A record from call site `site` of RecordFromSites `extra` frames deeper: the same return address
+// at another stack pointer, so another reuse entry (a framework's launches reach CUPTI's callback
+// through call chains of many depths).
+__attribute__((noinline)) void RecordFromDepth(Recorder& recorder, int site, int extra, uint64_t t) {
+  if (extra == 0) {
+    RecordFromSites(recorder, site, t);
+  } else {
+    RecordFromDepth(recorder, site, extra - 1, t);
+  }
+  __asm__ volatile("" ::: "memory");
+}
+
+// A record whose stack the recorder reused from one of its call-site entries takes the id of that
+// entry's last defining record, with no compare (kRingFlagStackReused). More sites than entries
+// (9 call sites at 20 depths, into 128 entries) take entries over, and a record then names its
+// own site's stack, not the previous owner's: each site's records keep one stack id, each site its
+// own.
 TEST(TraceWriterTest, ReusedStackTakesItsEntrysIdWithoutACompare) {
   Rig rig;
   const std::string path = TempPath("reuse_ids.gstrace");
+  const RemovedAtEnd removed{path};
   std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
   ASSERT_NE(writer_owner, nullptr);
   TraceWriter& writer = *writer_owner;
   ASSERT_TRUE(writer.Start(Header()));
-  // Sites 0-7 fill the recorder's entries; site 8 takes entry 0 over; site 0 comes back in
-  // entry 1. '|': a drain between (the entries outlive it).
-  const std::vector<int> kSites = {0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, -1,
-                                   8, 8, 8, 8, 0, 0};
+  constexpr int kCallSites = 9, kDepths = 20, kSites = kCallSites * kDepths;
+  static_assert(kSites > StackReuseTable::kEntries, "more sites than entries");
   std::vector<int> sites;
   uint64_t t = 1000000;
-  for (int site : kSites) {
-    if (site < 0) {
-      writer.Drain();
-      ASSERT_TRUE(writer.FlushChunk());
-      continue;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int site = 0; site < kSites; ++site) {
+      for (int i = 0; i < 2; ++i) {
+        RecordFromDepth(*rig.recorder, site % kCallSites, site / kCallSites, t += 1000);
+        sites.push_back(site);
+      }
     }
-    RecordFromSites(*rig.recorder, site, t += 1000);
-    sites.push_back(site);
+    writer.Drain();  // the entries outlive a drain
+    ASSERT_TRUE(writer.FlushChunk());
   }
   ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
-  // Each site's first record (and site 0's first after losing its entry) unwinds and defines;
-  // every other one is reused: 2 + 7 x 1 + 3 + 1.
-  EXPECT_EQ(writer.stack_reuse_ids(), 13u);
+  uint64_t unwinds = 0, reuses = 0;
+  for (size_t i = 0; i < rig.pool.ring_count(); ++i) {
+    unwinds += rig.pool.ring(i).stack_unwinds;
+    reuses += rig.pool.ring(i).stack_reuses;
+  }
+  // Every site's second call in a row reuses what its first just defined; some set holds more
+  // sites than ways, so some site's entry was taken over before the second pass came back to it.
+  EXPECT_GE(reuses, static_cast<uint64_t>(2 * kSites));
+  EXPECT_GT(unwinds, static_cast<uint64_t>(kSites));
+  EXPECT_EQ(unwinds + reuses, sites.size());
+  // Records without Python frames: every reused one took its entry's id without a compare.
+  EXPECT_EQ(writer.stack_reuse_ids(), reuses);
 
   const std::vector<trace::ApiCallRecord> calls = ReadApiCalls(path);
   ASSERT_EQ(calls.size(), sites.size());
@@ -478,8 +501,7 @@ TEST(TraceWriterTest, ReusedStackTakesItsEntrysIdWithoutACompare) {
   }
   std::set<uint32_t> distinct;
   for (const auto& [site, id] : id_of_site) distinct.insert(id);
-  EXPECT_EQ(distinct.size(), 9u) << "nine sites, nine stacks";
-  unlink(path.c_str());
+  EXPECT_EQ(distinct.size(), static_cast<size_t>(kSites)) << "a stack per site";
 }
 
 // A new writer (the next on-demand window's, a forked child's) has not seen the records that filled
