@@ -105,11 +105,29 @@ __attribute__((noinline)) void RecordFromDepth(int extra, RingRecorder* recorder
   __asm__ volatile("" ::: "memory");
 }
 
+// Two call chains of the same depth into one site: the same return address and stack pointer at
+// the site, another caller below it (two operators whose paths to a launch have frames of the same
+// sizes). The stores keep the compiler from folding the two into one function.
+volatile int g_chain = 0;
+__attribute__((noinline)) void ChainA(RingRecorder* recorder, const ApiCallEvent& e) {
+  RecordFromDepth(1, recorder, e);
+  g_chain = 1;
+}
+__attribute__((noinline)) void ChainB(RingRecorder* recorder, const ApiCallEvent& e) {
+  RecordFromDepth(1, recorder, e);
+  g_chain = 2;
+}
+
 void Loop(benchmark::State& state, Recorder* recorder, bool stack, Rig* rig, bool from_site = false,
           int sites = 1) {
   const ApiCallEvent e = Event();
   for (auto _ : state) {
-    if (sites > 1) {
+    if (sites < 0) {  // two chains in turn
+      for (int i = 0; i < kBatch; i += 2) {
+        ChainA(rig->recorder(), e);
+        ChainB(rig->recorder(), e);
+      }
+    } else if (sites > 1) {
       for (int i = 0; i < kBatch; ++i) RecordFromDepth(i % sites, rig->recorder(), e);
     } else if (from_site) {
       for (int i = 0; i < kBatch; ++i) RecordFromSite(rig->recorder(), e);
@@ -212,6 +230,16 @@ void BM_RecordStack30ReusedSites(benchmark::State& state) {
   state.counters["dropped"] = static_cast<double>(rig.dropped());
 }
 BENCHMARK(BM_RecordStack30ReusedSites)->Arg(4)->Arg(8)->Arg(16)->Arg(48);
+
+// Two call chains of one depth in turn into one site (same return address and stack pointer).
+void BM_RecordStack30ReusedTwoChains(benchmark::State& state) {
+  Rig rig(StackMode::kUnwind, 30);
+  AtDepth(32, state, rig.recorder(), &rig, /*from_site=*/true, /*sites=*/-1);
+  state.counters["unwound"] = rig.unwound_share();
+  state.counters["frames"] = rig.last_count();
+  state.counters["dropped"] = static_cast<double>(rig.dropped());
+}
+BENCHMARK(BM_RecordStack30ReusedTwoChains);
 
 // CUPTI's buffer thread: a launch loop's kernel records (four kernels, CUPTI's name pointer per
 // kernel) into the activity buffer, which the writer then takes, in runs of state.range(0) as

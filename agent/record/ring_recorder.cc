@@ -46,8 +46,10 @@ constexpr uintptr_t kReuseScanBytes = 256 * 1024;
 // AddressSanitizer's redzones between them included: uninstrumented (tools/sanitize builds).
 #define GS_READS_WHOLE_STACK __attribute__((no_sanitize_address))
 
-// The index of the entry for `site`, if one still describes a call from it: same site, same
-// limit, this epoch, every return address still in its slot. -1 otherwise.
+// The index of an entry that still describes this call from `site`: same site, same limit, this
+// epoch, every return address still in its slot. -1 otherwise. A site at one stack pointer may
+// have several entries: different call chains of the same depth (two operators whose paths to the
+// launch have frames of the same sizes) each keep their own.
 GS_READS_WHOLE_STACK inline int FindReusable(const ThreadRing& ring, const CallSite& site, int max_pcs,
                                              uint32_t epoch) {
   const StackReuseTable& table = *ring.reuse;
@@ -55,18 +57,20 @@ GS_READS_WHOLE_STACK inline int FindReusable(const ThreadRing& ring, const CallS
   for (int e = first; e < first + StackReuseTable::kWays; ++e) {
     const StackReuseTable::Entry& c = table.entries[e];
     if (c.site_pc != site.pc || c.site_cfa != site.cfa || c.count == 0) continue;
-    if (c.max_pcs != max_pcs || c.epoch != epoch) return -1;
+    if (c.max_pcs != max_pcs || c.epoch != epoch) continue;
     const StackReuseTable::Frames& f = table.frames[e];
-    for (int i = 0; i < c.count; ++i) {
-      if (*reinterpret_cast<const volatile uint64_t*>(f.slots[i]) != f.pcs[i]) return -1;
+    bool same = true;
+    for (int i = 0; i < c.count && same; ++i) {
+      same = *reinterpret_cast<const volatile uint64_t*>(f.slots[i]) == f.pcs[i];
     }
-    return e;
+    if (same) return e;
   }
   return -1;
 }
 
-// After an unwind for a known site: keeps `pcs` in the site's entry (or the next one of its set,
-// round robin) and finds each PC's slot, scanning up from the site's stack pointer inside the
+// After an unwind for a known site (FindReusable found no entry for this call): keeps `pcs` in an
+// empty or stale way of the site's set, else the set's next way round robin, and finds each PC's
+// slot, scanning up from the site's stack pointer inside the
 // thread's stack. Leaves nothing to reuse if the stack does not start at the site, or a PC is not
 // found (a frame whose return address is not on the stack). Returns the entry's index, or -1 if it
 // was left empty.
@@ -76,8 +80,9 @@ GS_READS_WHOLE_STACK __attribute__((noinline)) int Remember(ThreadRing* ring, co
   const int set = StackReuseTable::SetOf(site.pc, site.cfa);
   const int first = set * StackReuseTable::kWays;
   int e = -1;
-  for (int i = first; i < first + StackReuseTable::kWays; ++i) {
-    if (table.entries[i].site_pc == site.pc && table.entries[i].site_cfa == site.cfa) e = i;
+  for (int i = first; i < first + StackReuseTable::kWays && e < 0; ++i) {
+    const StackReuseTable::Entry& c = table.entries[i];
+    if (c.count == 0 || c.epoch != epoch || c.max_pcs != max_pcs) e = i;
   }
   if (e < 0) e = first + table.next[set]++ % StackReuseTable::kWays;
   StackReuseTable::Entry& c = table.entries[e];

@@ -504,6 +504,47 @@ TEST(TraceWriterTest, ReusedStackTakesItsEntrysIdWithoutACompare) {
   EXPECT_EQ(distinct.size(), static_cast<size_t>(kSites)) << "a stack per site";
 }
 
+// Two call chains of the same depth into one site: the same return address and stack pointer at
+// the site, another caller below it. The stores keep the compiler from folding the two.
+volatile int g_chain = 0;
+__attribute__((noinline)) void ChainA(Recorder& recorder, uint64_t t) {
+  RecordFromSites(recorder, 1, t);
+  g_chain = 1;
+}
+__attribute__((noinline)) void ChainB(Recorder& recorder, uint64_t t) {
+  RecordFromSites(recorder, 1, t);
+  g_chain = 2;
+}
+
+// Each chain keeps an entry of its own at the shared site and stack pointer: calls from the two in
+// turn are reused after each one's first, and each names its own chain's stack.
+TEST(TraceWriterTest, TwoChainsOfOneDepthKeepTheirOwnStacks) {
+  Rig rig;
+  const std::string path = TempPath("reuse_chains.gstrace");
+  const RemovedAtEnd removed{path};
+  std::unique_ptr<TraceWriter> writer_owner = rig.Writer(path);
+  ASSERT_NE(writer_owner, nullptr);
+  TraceWriter& writer = *writer_owner;
+  ASSERT_TRUE(writer.Start(Header()));
+  volatile int rounds = 10;  // one call instruction per chain, not an unrolled copy per round
+  for (int i = 0; i < rounds; ++i) {
+    ChainA(*rig.recorder, 1000000 + static_cast<uint64_t>(i) * 2000);
+    ChainB(*rig.recorder, 1001000 + static_cast<uint64_t>(i) * 2000);
+  }
+  ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
+  uint64_t unwinds = 0, reuses = 0;
+  for (size_t i = 0; i < rig.pool.ring_count(); ++i) {
+    unwinds += rig.pool.ring(i).stack_unwinds;
+    reuses += rig.pool.ring(i).stack_reuses;
+  }
+  EXPECT_EQ(unwinds, 2u) << "one unwind per chain";
+  EXPECT_EQ(reuses, 18u);
+  const std::vector<trace::ApiCallRecord> calls = ReadApiCalls(path);
+  ASSERT_EQ(calls.size(), 20u);
+  ASSERT_NE(calls[0].stack, calls[1].stack) << "two chains, two stacks";
+  for (size_t i = 0; i < calls.size(); ++i) EXPECT_EQ(calls[i].stack, calls[i % 2].stack) << "record " << i;
+}
+
 // A new writer (the next on-demand window's, a forked child's) has not seen the records that filled
 // the recorder's reuse entries: its first record from each site unwinds again (a new reuse epoch),
 // so every record of its trace has its stack.
