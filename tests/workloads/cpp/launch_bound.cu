@@ -4,7 +4,7 @@
 // next launch: the host launch path is the bottleneck.
 //
 // Each step: --kernels launches cycling bias_add, relu_inplace, scale_inplace, residual_add on
-// one stream. No synchronisation until the end.
+// one stream (with --depths D, launch i from i % D calls deeper). No synchronisation until the end.
 //
 // Expected verdict: GPU utilisation ~ 2 us / (launch cost ~5-6 us) ~ 35%; the idle time is
 // launch overhead (gaps between kernels, host inside cudaLaunchKernel) in launch_tiny_kernels().
@@ -16,11 +16,33 @@
 GSW_SIMULATED_KERNEL_DURATIONS(
     "bias_add=2us,relu_inplace=1500ns,scale_inplace=2500ns,residual_add=2us")
 
-// PLANTED: one launch per tiny op; the launches cannot outrun the device.
+// One of the four tiny ops, `extra` calls deeper: a framework reaches its launches through call
+// chains of many depths (operators, modules), which the agent's stack reuse has to tell apart.
+__attribute__((noinline)) void launch_op_at_depth(long op, int extra, float* x, const float* y, int n,
+                                                  dim3 grid, cudaStream_t stream) {
+  if (extra > 0) {
+    launch_op_at_depth(op, extra - 1, x, y, n, grid, stream);
+    asm volatile("" ::: "memory");  // not a tail call: each level keeps its frame
+    return;
+  }
+  switch (op % 4) {
+    case 0: bias_add<<<grid, gsw::kBlock, 0, stream>>>(x, 0.1f, n); break;
+    case 1: relu_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, n); break;
+    case 2: scale_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, 0.99f, n); break;
+    default: residual_add<<<grid, gsw::kBlock, 0, stream>>>(x, y, n); break;
+  }
+}
+
+// PLANTED: one launch per tiny op; the launches cannot outrun the device. `depths` > 1: launch i
+// comes from i % depths calls deeper.
 GSW_PLANTED void launch_tiny_kernels(float* x, const float* y, int n, long count,
-                                     cudaStream_t stream) {
+                                     cudaStream_t stream, long depths = 1) {
   const dim3 grid = gsw::GridFor(n);
   for (long i = 0; i < count; ++i) {
+    if (depths > 1) {
+      launch_op_at_depth(i, static_cast<int>(i % depths), x, y, n, grid, stream);
+      continue;
+    }
     switch (i % 4) {
       case 0: bias_add<<<grid, gsw::kBlock, 0, stream>>>(x, 0.1f, n); break;
       case 1: relu_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, n); break;
@@ -32,13 +54,15 @@ GSW_PLANTED void launch_tiny_kernels(float* x, const float* y, int n, long count
 }
 
 int main(int argc, char** argv) {
-  long steps = 100, kernels = 200, width = 4096, graph = 0;
+  long steps = 100, kernels = 200, width = 4096, graph = 0, depths = 1;
   gsw::Flags flags("workload_launch_bound",
                    "A training loop of many tiny kernels, bound by the host launch cost "
                    "(launch_tiny_kernels).");
   flags.Add("steps", &steps, "training steps");
   flags.Add("kernels", &kernels, "tiny kernel launches per step");
   flags.Add("width", &width, "elements per tiny kernel");
+  flags.Add("depths", &depths,
+            "launch i from i % depths calls deeper (a framework's many call chains; 1: all from one)");
   flags.Add("graph", &graph,
             "1: capture one step's launches in a CUDA graph and launch the graph each step (the "
             "fix, for what-if checks)");
@@ -68,7 +92,7 @@ int main(int argc, char** argv) {
     if (graph) {
       GSW_CHECK(cudaGraphLaunch(step_graph, stream));
     } else {
-      launch_tiny_kernels(x, y, n, kernels, stream);
+      launch_tiny_kernels(x, y, n, kernels, stream, depths);
     }
   }
   const uint64_t launched = gsw::NowNs();
