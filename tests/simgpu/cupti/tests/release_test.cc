@@ -54,6 +54,14 @@ TEST(ReleaseTest, Cuda12_6HandsOutItsOwnLayouts) {
             cudaSuccess);
   ASSERT_EQ(cudaMemcpyAsync(device, host.data(), host.size(), cudaMemcpyHostToDevice, stream), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  // The same kernel once more, so that another record follows the first kernel's and the copy's in
+  // whatever order they come: a kernel's end may be reported up to a millisecond late (simgpu's
+  // lazy completions, driver/timeline.cc), after the copy's and the synchronization's, and CUPTI
+  // promises no order between kinds. (Once in a parallel ctest the first kernel's was the last
+  // record, its size unmeasured.)
+  ASSERT_EQ(cudaLaunchKernel(kernel, dim3{1, 1, 1}, dim3{1, 1, 1}, nullptr, 2048, stream),
+            cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   ASSERT_EQ(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
 
   std::map<CUpti_ActivityKind, size_t> sizes;  // kind → distance to the next record
@@ -78,7 +86,7 @@ TEST(ReleaseTest, Cuda12_6HandsOutItsOwnLayouts) {
       previous = record;
     }
   }
-  // Records of the three kinds, each followed by another: the kernel, then the copy, then the sync.
+  // Records of the kernel and the copy, each followed by another.
   ASSERT_EQ(sizes.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), 1u);
   ASSERT_EQ(sizes.count(CUPTI_ACTIVITY_KIND_MEMCPY), 1u);
   EXPECT_EQ(sizes[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL], sizeof(CUpti_ActivityKernel9));
