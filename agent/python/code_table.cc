@@ -152,8 +152,8 @@ uint64_t PythonCodeTable::Fingerprint(uintptr_t data, uint64_t bytes) {
   // On every lookup (the hot path), so whole-word loads only: a short range's bytes are read as the
   // word that ends with them and shifted down, which gives the value a zero-padded copy would (the
   // word's other bytes lie before `data`, inside the object's header: every caller's range starts
-  // at least 8 bytes into its object). A byte-by-byte copy of names under 16 characters was most of
-  // a capture's time (BENCHMARKS.md, "Python frames by code version").
+  // at least 8 bytes into its object). A byte-by-byte copy of names under 16 characters was a
+  // capture's largest item (BENCHMARKS.md, "Python frames on 3.9–3.11").
   uint64_t first = 0, last = 0;
   if (bytes >= 8) {
     first = LoadAt<uint64_t>(data, 0);

@@ -70,10 +70,9 @@ GS_READS_WHOLE_STACK inline int FindReusable(const ThreadRing& ring, const CallS
 
 // After an unwind for a known site (FindReusable found no entry for this call): keeps `pcs` in an
 // empty or stale way of the site's set, else the set's next way round robin, and finds each PC's
-// slot, scanning up from the site's stack pointer inside the
-// thread's stack. Leaves nothing to reuse if the stack does not start at the site, or a PC is not
-// found (a frame whose return address is not on the stack). Returns the entry's index, or -1 if it
-// was left empty.
+// slot, scanning up from the site's stack pointer inside the thread's stack. Leaves nothing to
+// reuse if the stack does not start at the site, or a PC is not found (a frame whose return
+// address is not on the stack). Returns the entry's index, or -1 if it was left empty.
 GS_READS_WHOLE_STACK __attribute__((noinline)) int Remember(ThreadRing* ring, const uint64_t* pcs, int n, int max_pcs,
                                        const CallSite& site, uint32_t epoch) {
   StackReuseTable& table = *ring->reuse;
