@@ -3,6 +3,7 @@
 // through the fuzzers' own entry functions in the normal build. A crash, a sanitizer report or a
 // hang here is a regression.
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -117,7 +118,9 @@ std::string HostileTimesTrace(uint64_t start_ns, uint64_t end_ns) {
   bad.end_ns = end_ns;
   b->AddActivity(bad);
   EXPECT_TRUE(b->Finish());
-  return Contents(path);
+  std::string bytes = Contents(path);
+  unlink(path.c_str());  // the test keeps the bytes, not the file
+  return bytes;
 }
 
 TEST(Replay, AbsurdTimestampsDoNotSizeTheAnalysis) {
