@@ -61,13 +61,10 @@ class Rig {
   }
   int last_count() const { return last_count_; }
   // The share of stacked calls that unwound (the rest reused their site's entry).
-  double unwound_share() {
-    uint64_t unwinds = 0, reuses = 0;
-    for (size_t i = 0; i < pool_.ring_count(); ++i) {
-      unwinds += pool_.ring(i).stack_unwinds;
-      reuses += pool_.ring(i).stack_reuses;
-    }
-    return unwinds + reuses > 0 ? static_cast<double>(unwinds) / static_cast<double>(unwinds + reuses) : 0;
+  double unwound_share() const {
+    const RingPool::StackCounts c = pool_.stack_counts();
+    return c.unwinds + c.reuses > 0 ? static_cast<double>(c.unwinds) / static_cast<double>(c.unwinds + c.reuses)
+                                    : 0;
   }
 
  private:

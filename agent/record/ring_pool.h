@@ -106,6 +106,20 @@ class RingPool {
   }
 
   size_t ring_count() const { return count_; }
+  // The stacks unwound and reused (ThreadRing::stack_unwinds, stack_reuses) over every ring; read
+  // when the rings' owners are idle (tests, benchmarks).
+  struct StackCounts {
+    uint64_t unwinds = 0;
+    uint64_t reuses = 0;
+  };
+  StackCounts stack_counts() const {
+    StackCounts c;
+    for (size_t i = 0; i < count_; ++i) {
+      c.unwinds += rings_[i].stack_unwinds;
+      c.reuses += rings_[i].stack_reuses;
+    }
+    return c;
+  }
   size_t ring_capacity() const { return capacity_; }
   size_t mapped_bytes() const { return mapped_; }
   ThreadRing& ring(size_t i) { return rings_[i]; }

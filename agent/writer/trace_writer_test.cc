@@ -59,17 +59,6 @@ struct Rig {
     if (file == nullptr) return nullptr;
     return std::make_unique<TraceWriter>(recorder.get(), std::move(file), &TestApiNames, 1 << 20);
   }
-  // The recorder's counts of stacks unwound and reused, over every ring.
-  uint64_t StackUnwinds() {
-    uint64_t n = 0;
-    for (size_t i = 0; i < pool.ring_count(); ++i) n += pool.ring(i).stack_unwinds;
-    return n;
-  }
-  uint64_t StackReuses() {
-    uint64_t n = 0;
-    for (size_t i = 0; i < pool.ring_count(); ++i) n += pool.ring(i).stack_reuses;
-    return n;
-  }
 };
 
 pb::TraceHeader Header() {
@@ -489,7 +478,7 @@ TEST(TraceWriterTest, ReusedStackTakesItsEntrysIdWithoutACompare) {
     ASSERT_TRUE(writer.FlushChunk());
   }
   ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
-  const uint64_t unwinds = rig.StackUnwinds(), reuses = rig.StackReuses();
+  const auto [unwinds, reuses] = rig.pool.stack_counts();
   // Every site's second call in a row reuses what its first just defined; some set holds more
   // sites than ways, so some site's entry was taken over before the second pass came back to it.
   EXPECT_GE(reuses, static_cast<uint64_t>(2 * kSites));
@@ -539,7 +528,7 @@ TEST(TraceWriterTest, TwoChainsOfOneDepthKeepTheirOwnStacks) {
     ChainB(*rig.recorder, 1001000 + static_cast<uint64_t>(i) * 2000);
   }
   ASSERT_TRUE(writer.Finish(pb::END_REASON_EXIT, ""));
-  const uint64_t unwinds = rig.StackUnwinds(), reuses = rig.StackReuses();
+  const auto [unwinds, reuses] = rig.pool.stack_counts();
   EXPECT_EQ(unwinds, 2u) << "one unwind per chain";
   EXPECT_EQ(reuses, 18u);
   const std::vector<trace::ApiCallRecord> calls = ReadApiCalls(path);
