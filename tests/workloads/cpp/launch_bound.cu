@@ -16,8 +16,19 @@
 GSW_SIMULATED_KERNEL_DURATIONS(
     "bias_add=2us,relu_inplace=1500ns,scale_inplace=2500ns,residual_add=2us")
 
-// One of the four tiny ops, `extra` calls deeper: a framework reaches its launches through call
-// chains of many depths (operators, modules), which the agent's stack reuse has to tell apart.
+// Tiny op number `op` (of the four, in turn). Inlined: its launches are its caller's call sites.
+__attribute__((always_inline)) inline void launch_op(long op, float* x, const float* y, int n, dim3 grid,
+                                                     cudaStream_t stream) {
+  switch (op % 4) {
+    case 0: bias_add<<<grid, gsw::kBlock, 0, stream>>>(x, 0.1f, n); break;
+    case 1: relu_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, n); break;
+    case 2: scale_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, 0.99f, n); break;
+    default: residual_add<<<grid, gsw::kBlock, 0, stream>>>(x, y, n); break;
+  }
+}
+
+// The same, `extra` calls deeper: a framework reaches its launches through call chains of many
+// depths (operators, modules), which the agent's stack reuse has to tell apart.
 __attribute__((noinline)) void launch_op_at_depth(long op, int extra, float* x, const float* y, int n,
                                                   dim3 grid, cudaStream_t stream) {
   if (extra > 0) {
@@ -25,12 +36,7 @@ __attribute__((noinline)) void launch_op_at_depth(long op, int extra, float* x, 
     asm volatile("" ::: "memory");  // not a tail call: each level keeps its frame
     return;
   }
-  switch (op % 4) {
-    case 0: bias_add<<<grid, gsw::kBlock, 0, stream>>>(x, 0.1f, n); break;
-    case 1: relu_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, n); break;
-    case 2: scale_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, 0.99f, n); break;
-    default: residual_add<<<grid, gsw::kBlock, 0, stream>>>(x, y, n); break;
-  }
+  launch_op(op, x, y, n, grid, stream);
 }
 
 // PLANTED: one launch per tiny op; the launches cannot outrun the device. `depths` > 1: launch i
@@ -41,13 +47,8 @@ GSW_PLANTED void launch_tiny_kernels(float* x, const float* y, int n, long count
   for (long i = 0; i < count; ++i) {
     if (depths > 1) {
       launch_op_at_depth(i, static_cast<int>(i % depths), x, y, n, grid, stream);
-      continue;
-    }
-    switch (i % 4) {
-      case 0: bias_add<<<grid, gsw::kBlock, 0, stream>>>(x, 0.1f, n); break;
-      case 1: relu_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, n); break;
-      case 2: scale_inplace<<<grid, gsw::kBlock, 0, stream>>>(x, 0.99f, n); break;
-      default: residual_add<<<grid, gsw::kBlock, 0, stream>>>(x, y, n); break;
+    } else {
+      launch_op(i, x, y, n, grid, stream);
     }
   }
   GSW_CHECK(cudaGetLastError());
