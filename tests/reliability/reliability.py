@@ -645,9 +645,18 @@ def case_flood(args):
     syncs = launches // 1024
     expected = launches + syncs + s0["api_calls"]
     accounted = s["api_calls"] + st["ring_dropped"]
+    # On a mismatch, what was recorded by function against what the application made, and the
+    # host waits (their ring drops count in ring_dropped too), to tell a call seen twice or an
+    # extra call from a miscount of the drops.
+    made = dict(s0["calls_by_function"])
+    made["cudaLaunchKernel"] = made.get("cudaLaunchKernel", 0) + launches
+    made["cudaStreamSynchronize"] = made.get("cudaStreamSynchronize", 0) + syncs
     check(accounted == expected,
-          "recorded %d + dropped %d = %d calls, the application made %d (%d launches, %d syncs, %d others)" % (
-              s["api_calls"], st["ring_dropped"], accounted, expected, launches, syncs, s0["api_calls"]))
+          "recorded %d + dropped %d = %d calls, the application made %d (%d launches, %d syncs, %d others); "
+          "recorded by function %r, made by function %r; %d recorded twice; host waits recorded %d" % (
+              s["api_calls"], st["ring_dropped"], accounted, expected, launches, syncs, s0["api_calls"],
+              s["calls_by_function"], made, s["repeated_calls"], st["host_waits_recorded"]))
+    check(s["repeated_calls"] == 0, "%d calls recorded twice (same thread, function and entry time)" % s["repeated_calls"])
     # GPU records: each launch's activity is in the trace or counted as dropped (CUPTI's count, or
     # the agent's activity buffer over its bound: other_dropped).
     gpu_accounted = s["activities"] + st["cupti_dropped"] + st["other_dropped"]

@@ -3,7 +3,9 @@
 //   gs_reliability_trace_summary TRACE [PLANTED_FUNCTION]
 // Prints {"ok":true, "chunks":N, "clean_end":bool, "truncated_bytes":N, "damage":N,
 // "api_calls":N, "calls_by_function":{name:N}, "threads":N, "first_ns":T, "last_ns":T,
-// "activities":N, "planted_stacks":N, "stats":{...last cumulative Stats...}}.
+// "activities":N, "planted_stacks":N, "repeated_calls":N, "stats":{...last cumulative Stats...}}.
+// `repeated_calls`: API calls with the thread, function and entry time of an earlier one (a call
+// recorded twice).
 // `last_ns` is the latest timestamp of any record (API exit or GPU end): how far the trace reaches.
 // `planted_stacks`: API calls whose stack names PLANTED_FUNCTION. Unlike e2e's per-record JSON
 // this stays small for traces of millions of calls (the flood test). Exit status 1 (and the
@@ -12,8 +14,10 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "analyzer/reader/trace_reader.h"
 
 int main(int argc, char** argv) {
@@ -33,6 +37,8 @@ int main(int argc, char** argv) {
   absl::flat_hash_map<uint32_t, uint64_t> calls_by_function_id;
   absl::flat_hash_map<uint32_t, bool> stack_has_planted;
   std::set<uint64_t> threads;
+  absl::flat_hash_set<std::tuple<uint64_t, uint32_t, uint64_t>> seen;  // thread, function, entry
+  uint64_t repeated_calls = 0;
   uint64_t api = 0, activities = 0, planted_calls = 0;
   uint64_t first_ns = ~0ull, last_ns = 0;
   gs::reader::ChunkEvents ev;
@@ -44,6 +50,7 @@ int main(int argc, char** argv) {
       ++api;
       ++calls_by_function_id[c.function];
       threads.insert(c.thread_id);
+      repeated_calls += !seen.emplace(c.thread_id, c.function, c.enter_ns).second;
       if (c.enter_ns < first_ns) first_ns = c.enter_ns;
       if (c.exit_ns > last_ns) last_ns = c.exit_ns;
       if (!planted.empty() && c.stack != 0) {
@@ -75,11 +82,13 @@ int main(int argc, char** argv) {
     std::printf("%s\"%s\":%llu", sep, name.c_str(), (unsigned long long)n);  // CUDA names: no escapes
     sep = ",";
   }
-  std::printf("},\"stats\":{\"api_calls_recorded\":%llu,\"ring_dropped\":%llu,\"cupti_dropped\":%llu,"
-              "\"other_dropped\":%llu,\"write_errors\":%llu,\"memory_bound_bytes\":%llu,"
+  std::printf("},\"repeated_calls\":%llu", (unsigned long long)repeated_calls);
+  std::printf(",\"stats\":{\"api_calls_recorded\":%llu,\"ring_dropped\":%llu,\"cupti_dropped\":%llu,"
+              "\"host_waits_recorded\":%llu,\"other_dropped\":%llu,\"write_errors\":%llu,\"memory_bound_bytes\":%llu,"
               "\"memory_used_bytes\":%llu,\"chunks_written\":%llu}}\n",
               (unsigned long long)s.api_calls_recorded(), (unsigned long long)s.ring_dropped(),
-              (unsigned long long)s.cupti_dropped(), (unsigned long long)s.other_dropped(),
+              (unsigned long long)s.cupti_dropped(), (unsigned long long)s.host_waits_recorded(),
+              (unsigned long long)s.other_dropped(),
               (unsigned long long)s.write_errors(), (unsigned long long)s.memory_bound_bytes(),
               (unsigned long long)s.memory_used_bytes(), (unsigned long long)s.chunks_written());
   return 0;
