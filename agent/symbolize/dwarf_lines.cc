@@ -21,74 +21,6 @@ enum : uint32_t {
   kFormStrx1 = 0x25, kFormStrx2 = 0x26, kFormStrx4 = 0x28,
 };
 
-// A bounds-checked little-endian cursor: after the first overrun every read returns 0 and ok()
-// is false.
-class Reader {
- public:
-  Reader(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
-  bool ok() const { return ok_; }
-  const uint8_t* position() const { return p_; }
-  bool at_end() const { return p_ >= end_; }
-  uint64_t Fixed(size_t n) {
-    if (!ok_ || static_cast<size_t>(end_ - p_) < n) return Fail();
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i) v |= uint64_t{p_[i]} << (8 * i);
-    p_ += n;
-    return v;
-  }
-  uint64_t Uleb() {
-    uint64_t v = 0;
-    for (int shift = 0; ok_; shift += 7) {
-      if (p_ >= end_) return Fail();
-      const uint8_t b = *p_++;
-      if (shift < 64) v |= uint64_t{b & 0x7fu} << shift;
-      if ((b & 0x80) == 0) break;
-    }
-    return v;
-  }
-  int64_t Sleb() {
-    int64_t v = 0;
-    int shift = 0;
-    uint8_t b = 0;
-    do {
-      if (!ok_ || p_ >= end_) return static_cast<int64_t>(Fail());
-      b = *p_++;
-      if (shift < 64) v |= static_cast<int64_t>(uint64_t{b & 0x7fu} << shift);
-      shift += 7;
-    } while (b & 0x80);
-    if (shift < 64 && (b & 0x40)) v |= -(int64_t{1} << shift);
-    return v;
-  }
-  const char* CString() {
-    if (!ok_) return "";
-    const void* nul = std::memchr(p_, 0, static_cast<size_t>(end_ - p_));
-    if (nul == nullptr) {
-      Fail();
-      return "";
-    }
-    const char* s = reinterpret_cast<const char*>(p_);
-    p_ = static_cast<const uint8_t*>(nul) + 1;
-    return s;
-  }
-  void Skip(uint64_t n) {
-    if (!ok_ || static_cast<uint64_t>(end_ - p_) < n) {
-      Fail();
-      return;
-    }
-    p_ += n;
-  }
-
- private:
-  uint64_t Fail() {
-    ok_ = false;
-    p_ = end_;
-    return 0;
-  }
-  const uint8_t* p_;
-  const uint8_t* end_;
-  bool ok_ = true;
-};
-
 const char* StringAt(Span section, uint64_t offset) {
   if (section.data == nullptr || offset >= section.size) return "";
   if (std::memchr(section.data + offset, 0, section.size - offset) == nullptr) return "";
@@ -96,7 +28,7 @@ const char* StringAt(Span section, uint64_t offset) {
 }
 
 // Reads one attribute value of a DWARF 5 entry format. Strings go to *text, numbers to *number.
-void ReadForm(Reader& r, uint32_t form, size_t offset_size, Span line_str, Span str, std::string* text,
+void ReadForm(DwarfReader& r, uint32_t form, size_t offset_size, Span line_str, Span str, std::string* text,
               uint64_t* number) {
   switch (form) {
     case kFormString: *text = r.CString(); break;
@@ -175,18 +107,14 @@ void DwarfLineTable::Load(Span debug_line, Span line_str, Span str) {
 
 bool DwarfLineTable::LoadUnit(const uint8_t*& cursor, const uint8_t* section_end, Span line_str, Span str,
                               std::vector<Sequence>* sequences) {
-  Reader head(cursor, section_end);
-  uint64_t unit_length = head.Fixed(4);
+  DwarfReader head(cursor, section_end);
   size_t offset_size = 4;
-  if (unit_length == 0xffffffffu) {
-    unit_length = head.Fixed(8);
-    offset_size = 8;
-  }
+  const uint64_t unit_length = head.UnitLength(&offset_size);
   if (!head.ok() || unit_length > static_cast<uint64_t>(section_end - head.position())) return false;
   const uint8_t* unit_end = head.position() + unit_length;
   cursor = unit_end;  // whatever happens inside, the next unit starts there
 
-  Reader r(head.position(), unit_end);
+  DwarfReader r(head.position(), unit_end);
   const uint32_t version = static_cast<uint32_t>(r.Fixed(2));
   if (version < 2 || version > 5) return true;
   size_t address_size = 8;
@@ -263,7 +191,7 @@ bool DwarfLineTable::LoadUnit(const uint8_t*& cursor, const uint8_t* section_end
   if (!r.ok()) return true;
 
   // The line-number program (DWARF 5 §6.2.5).
-  Reader p(program, unit_end);
+  DwarfReader p(program, unit_end);
   std::vector<Row> sequence;
   uint64_t address = 0;
   uint64_t file = 1;
@@ -329,6 +257,16 @@ bool DwarfLineTable::LoadUnit(const uint8_t*& cursor, const uint8_t* section_end
     }
   }
   return true;
+}
+
+Span DwarfLineTable::Unit(Span debug_line, uint64_t offset) {
+  if (debug_line.data == nullptr || offset >= debug_line.size) return Span{};
+  DwarfReader r(debug_line.data + offset, debug_line.data + debug_line.size);
+  size_t offset_size = 4;
+  const uint64_t length = r.UnitLength(&offset_size);
+  const uint8_t* const end = debug_line.data + debug_line.size;
+  if (!r.ok() || length > static_cast<uint64_t>(end - r.position())) return Span{};
+  return Span{debug_line.data + offset, static_cast<size_t>(r.position() + length - (debug_line.data + offset))};
 }
 
 const DwarfLineTable::Row* DwarfLineTable::Find(uint64_t address) const {

@@ -1,6 +1,7 @@
 // dwarf_lines.h — a compact reader of DWARF .debug_line (versions 2-5), for "file:line" of PCs.
 //
-// Decodes every line-number program of a module once into a sorted address → (file, line) table.
+// Decodes line-number programs (a module's every one, or one unit's: dwarf_units.h says which
+// unit holds an address) into a sorted address → (file, line) table.
 // A row that repeats its predecessor's file and line within a sequence is not kept (Find answers
 // the same without it), and the table is put in order by sorting sequences, not rows (addresses
 // only grow within a sequence; rows are sorted only where sequences overlap). Where two sequences
@@ -21,12 +22,9 @@
 #include <string>
 #include <vector>
 
-namespace gs {
+#include "agent/symbolize/dwarf_reader.h"
 
-struct Span {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-};
+namespace gs {
 
 class DwarfLineTable {
  public:
@@ -41,7 +39,12 @@ class DwarfLineTable {
   static_assert(sizeof(Row) == 16, "compact rows");
 
   // Decodes `debug_line`; `line_str`/`str` resolve DW_FORM_line_strp/DW_FORM_strp (may be empty).
+  // Every unit of the span: the whole section, or one unit of it (Unit).
   void Load(Span debug_line, Span line_str, Span str);
+
+  // The bytes of the one unit at `offset` in `debug_line` (its length field included), or an
+  // empty span when no whole unit starts there.
+  static Span Unit(Span debug_line, uint64_t offset);
 
   // The row covering `address` (the last row at or before it, within a sequence), or nullptr.
   const Row* Find(uint64_t address) const;

@@ -10,16 +10,21 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "agent/symbolize/dwarf_lines.h"
+#include "agent/symbolize/dwarf_units.h"
 
 namespace gs {
 namespace {
-// The writer decodes a module's whole line table at its first lookup. A module with a larger
-// .debug_line (a debug build of a huge framework) keeps function names only: decoding it would
-// cost seconds and hundreds of MiB on the writer thread inside somebody's training job. Such
-// traces can still be symbolised offline from the build-id.
+// The writer decodes a module's line table one unit at a time, the unit that holds a looked-up
+// address (dwarf_units.h), or, in a module without .debug_aranges, whole at its first lookup.
+// A larger unit, or a larger whole .debug_line in that second case (a debug build of a huge
+// framework), gives function names only: decoding it would cost seconds and hundreds of MiB on
+// the writer thread inside somebody's training job. Such traces can still be symbolised offline
+// from the build-id.
 constexpr size_t kMaxLineSectionBytes = 32u << 20;
 }  // namespace
 
@@ -54,14 +59,11 @@ class ElfModuleSymbols {
       }
     }
     if (!with_line) return info;
-    if (lines_ == nullptr && debug_line_.data != nullptr && debug_line_.size <= kMaxLineSectionBytes) {
-      lines_ = std::make_unique<DwarfLineTable>();
-      lines_->Load(debug_line_, debug_line_str_, debug_str_);
-    }
-    if (lines_ != nullptr) {
-      const DwarfLineTable::Row* row = lines_->Find(address);
+    const DwarfLineTable* lines = LinesFor(address);
+    if (lines != nullptr) {
+      const DwarfLineTable::Row* row = lines->Find(address);
       if (row != nullptr) {
-        info.file = lines_->file(row->file_index);
+        info.file = lines->file(row->file_index);
         info.line = row->line;
       }
     }
@@ -74,6 +76,32 @@ class ElfModuleSymbols {
     uint64_t size;
     const char* name;  // points into the mapping
   };
+
+  // The line table that answers for `address`: its unit's, decoded at the unit's first lookup,
+  // or the whole module's where no unit index could be read.
+  const DwarfLineTable* LinesFor(uint64_t address) {
+    if (debug_line_.data == nullptr) return nullptr;
+    if (!unit_index_read_) {
+      unit_index_read_ = true;
+      by_unit_ = unit_index_.Build(debug_aranges_, debug_info_, debug_abbrev_);
+    }
+    if (!by_unit_) {
+      if (lines_ == nullptr && debug_line_.size <= kMaxLineSectionBytes) {
+        lines_ = std::make_unique<DwarfLineTable>();
+        lines_->Load(debug_line_, debug_line_str_, debug_str_);
+      }
+      return lines_.get();
+    }
+    const std::optional<uint64_t> offset = unit_index_.LineUnitFor(address);
+    if (!offset.has_value()) return nullptr;
+    std::unique_ptr<DwarfLineTable>& unit = unit_lines_[*offset];
+    if (unit == nullptr) {
+      unit = std::make_unique<DwarfLineTable>();
+      const Span bytes = DwarfLineTable::Unit(debug_line_, *offset);
+      if (bytes.size <= kMaxLineSectionBytes) unit->Load(bytes, debug_line_str_, debug_str_);
+    }
+    return unit.get();
+  }
 
   bool InFile(uint64_t offset, uint64_t length) const {
     return offset <= size_ && length <= size_ - offset;
@@ -112,6 +140,9 @@ class ElfModuleSymbols {
         if (std::strcmp(name, ".debug_line") == 0) debug_line_ = span;
         if (std::strcmp(name, ".debug_line_str") == 0) debug_line_str_ = span;
         if (std::strcmp(name, ".debug_str") == 0) debug_str_ = span;
+        if (std::strcmp(name, ".debug_aranges") == 0) debug_aranges_ = span;
+        if (std::strcmp(name, ".debug_info") == 0) debug_info_ = span;
+        if (std::strcmp(name, ".debug_abbrev") == 0) debug_abbrev_ = span;
       }
     }
     AddSymbols(sections, eh->e_shnum, symtab != nullptr ? symtab : dynsym);
@@ -148,7 +179,12 @@ class ElfModuleSymbols {
   size_t size_ = 0;
   std::vector<Symbol> symbols_;
   Span debug_line_, debug_line_str_, debug_str_;
-  std::unique_ptr<DwarfLineTable> lines_;
+  Span debug_aranges_, debug_info_, debug_abbrev_;
+  bool unit_index_read_ = false;
+  bool by_unit_ = false;  // unit_index_ has ranges: lines come from unit_lines_, never lines_
+  DwarfLineUnitIndex unit_index_;
+  std::unordered_map<uint64_t, std::unique_ptr<DwarfLineTable>> unit_lines_;  // by .debug_line offset
+  std::unique_ptr<DwarfLineTable> lines_;  // the whole module's (no unit index)
 };
 
 ElfSymbolizer::ElfSymbolizer() = default;
