@@ -122,11 +122,31 @@ std::optional<uint64_t> LineOffsetOfUnit(Span info, Span abbrev, uint64_t unit_o
   return std::nullopt;
 }
 
+// Whether every compilation unit of .debug_info (DWARF 2-4 units, DWARF 5 DW_UT_compile) is in
+// `indexed` (sorted offsets). Walks the unit headers only.
+bool EveryCompileUnitIn(Span info, const std::vector<uint64_t>& indexed) {
+  const uint8_t* cursor = info.data;
+  const uint8_t* const end = info.data + info.size;
+  while (cursor < end) {
+    const uint64_t offset = static_cast<uint64_t>(cursor - info.data);
+    DwarfReader head(cursor, end);
+    size_t offset_size = 4;
+    const uint64_t length = head.UnitLength(&offset_size);
+    if (!head.ok() || length > static_cast<uint64_t>(end - head.position())) return false;
+    cursor = head.position() + length;
+    const uint32_t version = static_cast<uint32_t>(head.Fixed(2));
+    const bool compile_unit = (version >= 2 && version <= 4) || (version == 5 && head.Fixed(1) == kUtCompile);
+    if (compile_unit && !std::binary_search(indexed.begin(), indexed.end(), offset)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool DwarfLineUnitIndex::Build(Span aranges, Span info, Span abbrev) {
   ranges_.clear();
   if (aranges.data == nullptr || info.data == nullptr || abbrev.data == nullptr) return false;
+  std::vector<uint64_t> indexed_units;  // .debug_info offsets of the units whose ranges were read
   const uint8_t* cursor = aranges.data;
   const uint8_t* const end = aranges.data + aranges.size;
   // A set per compilation unit (DWARF 5 §6.1.2): its header, then (address, length) tuples up to
@@ -149,24 +169,39 @@ bool DwarfLineUnitIndex::Build(Span aranges, Span info, Span abbrev) {
     r.Skip((tuple - header % tuple) % tuple);
     const std::optional<uint64_t> line_offset = LineOffsetOfUnit(info, abbrev, unit_offset);
     if (!line_offset.has_value()) continue;
+    indexed_units.push_back(unit_offset);
     while (r.ok()) {
       const uint64_t start = r.Fixed(address_size);
       const uint64_t size = r.Fixed(address_size);
       if (!r.ok() || (start == 0 && size == 0)) break;
       if (start == 0 || size == 0) continue;
-      ranges_.push_back(Range{start, start + std::min(size, UINT64_MAX - start), *line_offset});
+      ranges_.push_back(Range{start, start + std::min(size, UINT64_MAX - start), *line_offset, 0});
     }
   }
+  // A compilation unit that the index does not know (no set of its own: clang's objects, an
+  // assembler's; or one whose entry could not be read) may hold code with lines: then the index
+  // would lose them, and the caller decodes the whole table instead, as it did before.
+  std::sort(indexed_units.begin(), indexed_units.end());
+  if (!EveryCompileUnitIn(info, indexed_units)) {
+    ranges_.clear();
+    return false;
+  }
   std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) { return a.start < b.start; });
+  uint64_t reach = 0;
+  for (Range& r : ranges_) reach = r.reach = std::max(reach, r.end);
   return !ranges_.empty();
 }
 
 std::optional<uint64_t> DwarfLineUnitIndex::LineUnitFor(uint64_t address) const {
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), address,
                              [](uint64_t a, const Range& r) { return a < r.start; });
-  if (it == ranges_.begin()) return std::nullopt;
-  --it;
-  if (address < it->end) return it->line_offset;
+  // The last range that starts at or before `address`, or an earlier one that reaches past it
+  // (ranges of two units may nest or overlap).
+  while (it != ranges_.begin()) {
+    --it;
+    if (address < it->end) return it->line_offset;
+    if (it->reach <= address) break;
+  }
   return std::nullopt;
 }
 

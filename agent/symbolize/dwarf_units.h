@@ -9,8 +9,9 @@
 // From .debug_aranges (each compilation unit's address ranges and its offset in .debug_info)
 // and, for each of those units, the DW_AT_stmt_list attribute of its first entry in .debug_info
 // (its line program's offset in .debug_line), read with .debug_abbrev (DWARF 5 §6.1.2, §7.5).
-// g++ emits .debug_aranges by default; a module without it (clang's default) is not indexed and
-// its caller decodes the whole table as before. Ranges at address 0 (functions the linker
+// g++ emits .debug_aranges by default; a module without it (clang's default), or with a
+// compilation unit that has no set there, is not indexed, and its caller decodes the whole table
+// as before. Ranges at address 0 (functions the linker
 // discarded) are dropped, as the line table drops their sequences. Every read is bounds-checked:
 // a corrupt section gives fewer ranges, never a fault.
 //
@@ -29,7 +30,8 @@ namespace gs {
 
 class DwarfLineUnitIndex {
  public:
-  // Reads the ranges; false when none could be read (no .debug_aranges, or every set unusable).
+  // Reads the ranges; false when none could be read (no .debug_aranges, or every set unusable)
+  // or when a compilation unit of .debug_info has none (its lines would be lost).
   bool Build(Span aranges, Span info, Span abbrev);
 
   // The .debug_line offset of the unit whose ranges hold `address`, or nullopt when none does.
@@ -41,6 +43,7 @@ class DwarfLineUnitIndex {
   struct Range {
     uint64_t start, end;  // [start, end)
     uint64_t line_offset;
+    uint64_t reach;       // the largest end of this range and every one before it
   };
   std::vector<Range> ranges_;  // by start
 };

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/symbolize/dwarf_lines.h"
@@ -144,6 +145,79 @@ TEST(DwarfLineUnitIndexTest, FindsTheDwarf4Unit) {
   ASSERT_NE(row, nullptr);
   EXPECT_EQ(row->line, static_cast<uint32_t>(line));
   EXPECT_NE(unit.file(row->file_index).find("symbolizer_test_dwarf4.cc"), std::string::npos);
+}
+
+// Little-endian bytes for the hand-made sections below.
+void Put(std::vector<uint8_t>* out, uint64_t value, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) out->push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+// Two units whose ranges nest (B's inside A's) and a range at address 0 (a function the linker
+// discarded): an address in A past B's end is A's, not lost behind B; address 0's range is
+// dropped. The units are DWARF 5 with one attribute, DW_AT_stmt_list as DW_FORM_sec_offset, and
+// A's entry skips a DW_FORM_string and a DW_FORM_data1 before it. Then a unit that the ranges
+// do not name.
+TEST(DwarfLineUnitIndexTest, NestedRangesAndDiscardedCode) {
+  // .debug_abbrev: code 1 = compile unit (0x11), no children, name (0x03) string (0x08),
+  // language (0x13) data1 (0x0b), stmt_list (0x10) sec_offset (0x17); code 2 = stmt_list only.
+  const std::vector<uint8_t> abbrev = {1, 0x11, 0, 0x03, 0x08, 0x13, 0x0b, 0x10, 0x17, 0, 0,
+                                       2, 0x11, 0, 0x10, 0x17, 0, 0, 0};
+  std::vector<uint8_t> info;
+  auto unit = [&](uint8_t code, uint32_t stmt_list) {
+    std::vector<uint8_t> body;
+    Put(&body, 5, 2);  // version
+    Put(&body, 1, 1);  // DW_UT_compile
+    Put(&body, 8, 1);  // address size
+    Put(&body, 0, 4);  // abbrev offset
+    Put(&body, code, 1);
+    if (code == 1) {
+      for (char c : std::string("a.cc")) body.push_back(static_cast<uint8_t>(c));
+      body.push_back(0);
+      Put(&body, 0x21, 1);  // DW_LANG_C_plus_plus_14
+    }
+    Put(&body, stmt_list, 4);
+    const size_t offset = info.size();
+    Put(&info, body.size(), 4);
+    info.insert(info.end(), body.begin(), body.end());
+    return offset;
+  };
+  const size_t unit_a = unit(1, 0x100), unit_b = unit(2, 0x200);
+  std::vector<uint8_t> aranges;
+  auto set = [&](size_t unit_offset, std::vector<std::pair<uint64_t, uint64_t>> tuples) {
+    std::vector<uint8_t> body;
+    Put(&body, 2, 2);
+    Put(&body, unit_offset, 4);
+    Put(&body, 8, 1);
+    Put(&body, 0, 1);
+    Put(&body, 0, 4);  // to 16 bytes from the set's start, with the 4-byte length
+    for (auto [start, size] : tuples) {
+      Put(&body, start, 8);
+      Put(&body, size, 8);
+    }
+    Put(&body, 0, 16);
+    Put(&aranges, body.size(), 4);
+    aranges.insert(aranges.end(), body.begin(), body.end());
+  };
+  set(unit_a, {{0x1000, 0x1000}, {0, 0x50}});
+  set(unit_b, {{0x1400, 0x100}});
+  DwarfLineUnitIndex index;
+  ASSERT_TRUE(index.Build(Span{aranges.data(), aranges.size()}, Span{info.data(), info.size()},
+                          Span{abbrev.data(), abbrev.size()}));
+  EXPECT_EQ(index.range_count(), 2u);
+  EXPECT_EQ(index.LineUnitFor(0x1000), std::optional<uint64_t>(0x100));
+  EXPECT_EQ(index.LineUnitFor(0x1450), std::optional<uint64_t>(0x200));
+  EXPECT_EQ(index.LineUnitFor(0x1500), std::optional<uint64_t>(0x100));
+  EXPECT_EQ(index.LineUnitFor(0x1fff), std::optional<uint64_t>(0x100));
+  EXPECT_EQ(index.LineUnitFor(0x2000), std::nullopt);
+  EXPECT_EQ(index.LineUnitFor(0x10), std::nullopt);
+  EXPECT_EQ(index.LineUnitFor(0xfff), std::nullopt);
+
+  // A third unit without a set of its own (clang emits none by default): its lines would be lost,
+  // so there is no index and the symboliser decodes the whole table.
+  unit(2, 0x300);
+  EXPECT_FALSE(index.Build(Span{aranges.data(), aranges.size()}, Span{info.data(), info.size()},
+                           Span{abbrev.data(), abbrev.size()}));
+  EXPECT_EQ(index.LineUnitFor(0x1000), std::nullopt);
 }
 
 // No .debug_aranges: no index (the symboliser decodes the whole table); and cut or scribbled
