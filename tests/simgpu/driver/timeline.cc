@@ -196,7 +196,11 @@ struct Timeline {
   std::vector<Device*> devices;
   std::set<Stream*> live_streams;
   std::vector<Stream*> destroyed_streams;  // kept: queued ops still point at them
-  std::set<const Event*> live_events;  // owned: deleted by DestroyEvent
+  // Event handles have a lock of their own (taken inside mu where both are needed, never the
+  // other way round): checking one, at every event call, must not wait for the device thread,
+  // which holds mu while it reports work; a driver's handle check does not wait for its GPU.
+  SpinningMutex events_mu;
+  std::set<const Event*> live_events;  // owned: deleted by DestroyEvent; guarded by events_mu
   std::atomic<uint32_t> next_stream_id{13};  // CUPTI-like: 7 is the NULL stream
   std::atomic<uint32_t> next_event_id{1};
   bool reporting = true;
@@ -989,19 +993,19 @@ void DeviceBarrier(int device) {
 Event* CreateEvent(int device, unsigned flags) {
   Timeline& t = T();
   auto* e = new Event{t.devices[device], flags, t.next_event_id++, nullptr};
-  std::lock_guard<SpinningMutex> lock(t.mu);
+  std::lock_guard<SpinningMutex> lock(t.events_mu);
   t.live_events.insert(e);
   return e;
 }
 
 bool IsEvent(const Event* e) {
-  std::lock_guard<SpinningMutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().events_mu);
   return T().live_events.count(e) != 0;
 }
 
 void DestroyEvent(Event* e) {
   // Nothing keeps a reference to an event: a stream that waited on it copied its time.
-  std::lock_guard<SpinningMutex> lock(T().mu);
+  std::lock_guard<SpinningMutex> lock(T().events_mu);
   if (T().live_events.erase(e)) delete e;
 }
 
@@ -1308,6 +1312,7 @@ void ResetDevice(int device) {
     d->streams.erase(std::remove_if(d->streams.begin(), d->streams.end(),
                                     [](Stream* s) { return !s->per_thread; }),
                      d->streams.end());
+    std::lock_guard<SpinningMutex> events_lock(t.events_mu);
     for (auto it = t.live_events.begin(); it != t.live_events.end();) {
       if ((*it)->dev == d) {
         delete *it;
