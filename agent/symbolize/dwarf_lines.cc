@@ -109,12 +109,11 @@ bool DwarfLineTable::LoadUnit(const uint8_t*& cursor, const uint8_t* section_end
                               std::vector<Sequence>* sequences) {
   DwarfReader head(cursor, section_end);
   size_t offset_size = 4;
-  const uint64_t unit_length = head.UnitLength(&offset_size);
-  if (!head.ok() || unit_length > static_cast<uint64_t>(section_end - head.position())) return false;
-  const uint8_t* unit_end = head.position() + unit_length;
+  DwarfReader r = head.Unit(&offset_size);
+  if (!head.ok()) return false;
+  const uint8_t* unit_end = r.end();
   cursor = unit_end;  // whatever happens inside, the next unit starts there
 
-  DwarfReader r(head.position(), unit_end);
   const uint32_t version = static_cast<uint32_t>(r.Fixed(2));
   if (version < 2 || version > 5) return true;
   size_t address_size = 8;
@@ -263,10 +262,9 @@ Span DwarfLineTable::Unit(Span debug_line, uint64_t offset) {
   if (debug_line.data == nullptr || offset >= debug_line.size) return Span{};
   DwarfReader r(debug_line.data + offset, debug_line.data + debug_line.size);
   size_t offset_size = 4;
-  const uint64_t length = r.UnitLength(&offset_size);
-  const uint8_t* const end = debug_line.data + debug_line.size;
-  if (!r.ok() || length > static_cast<uint64_t>(end - r.position())) return Span{};
-  return Span{debug_line.data + offset, static_cast<size_t>(r.position() + length - (debug_line.data + offset))};
+  r.Unit(&offset_size);
+  if (!r.ok()) return Span{};
+  return Span{debug_line.data + offset, static_cast<size_t>(r.position() - (debug_line.data + offset))};
 }
 
 const DwarfLineTable::Row* DwarfLineTable::Find(uint64_t address) const {

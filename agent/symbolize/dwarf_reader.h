@@ -72,17 +72,28 @@ class DwarfReader {
     }
     p_ += n;
   }
-  // A unit's initial length (DWARF 5 §7.4): 4 bytes, or 0xffffffff and 8 for 64-bit DWARF, whose
-  // section offsets are then 8 bytes wide (*offset_size).
-  uint64_t UnitLength(size_t* offset_size) {
+  // A unit (DWARF 5 §7.4): its initial length, 4 bytes, or 0xffffffff and 8 for 64-bit DWARF,
+  // whose section offsets are then 8 bytes wide (*offset_size); then that many bytes. Returns a
+  // reader over exactly those bytes and moves past them; when they run past the end, this reader
+  // fails (!ok()) and so does the one returned.
+  DwarfReader Unit(size_t* offset_size) {
     uint64_t length = Fixed(4);
     *offset_size = 4;
     if (length == 0xffffffffu) {
       length = Fixed(8);
       *offset_size = 8;
     }
-    return length;
+    if (!ok_ || length > static_cast<uint64_t>(end_ - p_)) {
+      Fail();
+      DwarfReader failed(end_, end_);
+      failed.ok_ = false;
+      return failed;
+    }
+    DwarfReader body(p_, p_ + length);
+    p_ += length;
+    return body;
   }
+  const uint8_t* end() const { return end_; }
 
  private:
   uint64_t Fail() {

@@ -59,9 +59,8 @@ std::optional<uint64_t> LineOffsetOfUnit(Span info, Span abbrev, uint64_t unit_o
   if (unit_offset >= info.size) return std::nullopt;
   DwarfReader head(info.data + unit_offset, info.data + info.size);
   size_t offset_size = 4;
-  const uint64_t length = head.UnitLength(&offset_size);
-  if (!head.ok() || length > static_cast<uint64_t>(info.data + info.size - head.position())) return std::nullopt;
-  DwarfReader u(head.position(), head.position() + length);
+  DwarfReader u = head.Unit(&offset_size);
+  if (!head.ok()) return std::nullopt;
   const uint32_t version = static_cast<uint32_t>(u.Fixed(2));
   uint64_t abbrev_offset = 0;
   size_t address_size = 8;
@@ -131,11 +130,11 @@ bool EveryCompileUnitIn(Span info, const std::vector<uint64_t>& indexed) {
     const uint64_t offset = static_cast<uint64_t>(cursor - info.data);
     DwarfReader head(cursor, end);
     size_t offset_size = 4;
-    const uint64_t length = head.UnitLength(&offset_size);
-    if (!head.ok() || length > static_cast<uint64_t>(end - head.position())) return false;
-    cursor = head.position() + length;
-    const uint32_t version = static_cast<uint32_t>(head.Fixed(2));
-    const bool compile_unit = (version >= 2 && version <= 4) || (version == 5 && head.Fixed(1) == kUtCompile);
+    DwarfReader unit = head.Unit(&offset_size);
+    if (!head.ok()) return false;
+    cursor = head.position();
+    const uint32_t version = static_cast<uint32_t>(unit.Fixed(2));
+    const bool compile_unit = (version >= 2 && version <= 4) || (version == 5 && unit.Fixed(1) == kUtCompile);
     if (compile_unit && !std::binary_search(indexed.begin(), indexed.end(), offset)) return false;
   }
   return true;
@@ -155,10 +154,9 @@ bool DwarfLineUnitIndex::Build(Span aranges, Span info, Span abbrev) {
     const uint8_t* const set_start = cursor;
     DwarfReader head(cursor, end);
     size_t offset_size = 4;
-    const uint64_t length = head.UnitLength(&offset_size);
-    if (!head.ok() || length > static_cast<uint64_t>(end - head.position())) break;
-    cursor = head.position() + length;  // whatever happens inside, the next set starts there
-    DwarfReader r(head.position(), cursor);
+    DwarfReader r = head.Unit(&offset_size);
+    if (!head.ok()) break;
+    cursor = head.position();  // whatever happens inside, the next set starts there
     const uint32_t version = static_cast<uint32_t>(r.Fixed(2));
     const uint64_t unit_offset = r.Fixed(offset_size);
     const size_t address_size = r.Fixed(1);

@@ -83,9 +83,9 @@ class ElfModuleSymbols {
     if (debug_line_.data == nullptr) return nullptr;
     if (!unit_index_read_) {
       unit_index_read_ = true;
-      by_unit_ = unit_index_.Build(debug_aranges_, debug_info_, debug_abbrev_);
+      unit_index_.Build(debug_aranges_, debug_info_, debug_abbrev_);
     }
-    if (!by_unit_) {
+    if (unit_index_.range_count() == 0) {  // no index: the whole table
       if (lines_ == nullptr && debug_line_.size <= kMaxLineSectionBytes) {
         lines_ = std::make_unique<DwarfLineTable>();
         lines_->Load(debug_line_, debug_line_str_, debug_str_);
@@ -181,8 +181,7 @@ class ElfModuleSymbols {
   Span debug_line_, debug_line_str_, debug_str_;
   Span debug_aranges_, debug_info_, debug_abbrev_;
   bool unit_index_read_ = false;
-  bool by_unit_ = false;  // unit_index_ has ranges: lines come from unit_lines_, never lines_
-  DwarfLineUnitIndex unit_index_;
+  DwarfLineUnitIndex unit_index_;  // with ranges: lines come from unit_lines_, never lines_
   std::unordered_map<uint64_t, std::unique_ptr<DwarfLineTable>> unit_lines_;  // by .debug_line offset
   std::unique_ptr<DwarfLineTable> lines_;  // the whole module's (no unit index)
 };
