@@ -3,11 +3,6 @@
 #include "agent/symbolize/dwarf_units.h"
 
 #include <dlfcn.h>
-#include <elf.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +13,7 @@
 #include <vector>
 
 #include "agent/symbolize/dwarf_lines.h"
+#include "agent/symbolize/mapped_elf.h"
 #include "gtest/gtest.h"
 
 namespace gs_test_dwarf4 {
@@ -26,44 +22,6 @@ uint64_t FunctionInDwarf4(int* line);
 
 namespace gs {
 namespace {
-
-// This test binary mapped, and its sections by name.
-class OwnSections {
- public:
-  OwnSections() {
-    const int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) return;
-    size_ = static_cast<size_t>(st.st_size);
-    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return;
-    base_ = static_cast<const uint8_t*>(p);
-    const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(base_);
-    const auto* sh = reinterpret_cast<const Elf64_Shdr*>(base_ + eh->e_shoff);
-    const char* names = reinterpret_cast<const char*>(base_ + sh[eh->e_shstrndx].sh_offset);
-    for (unsigned i = 0; i < eh->e_shnum; ++i) {
-      sections_[names + sh[i].sh_name] = Section{Span{base_ + sh[i].sh_offset, sh[i].sh_size}, sh[i].sh_addr};
-    }
-  }
-  ~OwnSections() {
-    if (base_ != nullptr) munmap(const_cast<uint8_t*>(base_), size_);
-  }
-  Span span(const std::string& name) const {
-    auto it = sections_.find(name);
-    return it == sections_.end() ? Span{} : it->second.span;
-  }
-  uint64_t address(const std::string& name) const { return sections_.at(name).address; }
-
- private:
-  struct Section {
-    Span span;
-    uint64_t address;
-  };
-  const uint8_t* base_ = nullptr;
-  size_t size_ = 0;
-  std::map<std::string, Section> sections_;
-};
 
 // The runtime address of a function of this binary as the line table sees it (the load bias
 // taken off: the test is position-independent).
@@ -76,17 +34,18 @@ uint64_t ElfAddress(const void* function) {
 // Every byte of .text: the unit the index names answers as the whole table does, and a lookup
 // decodes one unit, not the module.
 TEST(DwarfLineUnitIndexTest, EveryTextAddressGetsTheWholeTablesLine) {
-  OwnSections elf;
-  const Span debug_line = elf.span(".debug_line");
+  const MappedElf elf("/proc/self/exe");
+  const Span debug_line = elf.Contents(".debug_line");
   ASSERT_NE(debug_line.data, nullptr);
   DwarfLineTable whole;
-  whole.Load(debug_line, elf.span(".debug_line_str"), elf.span(".debug_str"));
+  whole.Load(debug_line, elf.Contents(".debug_line_str"), elf.Contents(".debug_str"));
   DwarfLineUnitIndex index;
-  ASSERT_TRUE(index.Build(elf.span(".debug_aranges"), elf.span(".debug_info"), elf.span(".debug_abbrev")));
+  ASSERT_TRUE(index.Build(elf.Contents(".debug_aranges"), elf.Contents(".debug_info"), elf.Contents(".debug_abbrev")));
 
   std::map<uint64_t, DwarfLineTable> units;
-  const uint64_t text = elf.address(".text");
-  const size_t text_size = elf.span(".text").size;
+  ASSERT_NE(elf.Section(".text"), nullptr);
+  const uint64_t text = elf.Section(".text")->sh_addr;
+  const size_t text_size = elf.Section(".text")->sh_size;
   size_t with_line = 0, mismatched = 0, uncovered = 0;
   std::string first_mismatch;
   for (uint64_t a = text; a < text + text_size; ++a) {
@@ -98,7 +57,7 @@ TEST(DwarfLineUnitIndexTest, EveryTextAddressGetsTheWholeTablesLine) {
       continue;
     }
     auto [it, inserted] = units.try_emplace(*offset);
-    if (inserted) it->second.Load(DwarfLineTable::Unit(debug_line, *offset), elf.span(".debug_line_str"), elf.span(".debug_str"));
+    if (inserted) it->second.Load(DwarfLineTable::Unit(debug_line, *offset), elf.Contents(".debug_line_str"), elf.Contents(".debug_str"));
     const DwarfLineTable& unit = it->second;
     const DwarfLineTable::Row* got = unit.Find(a);
     const bool same = (expected == nullptr && got == nullptr) ||
@@ -129,9 +88,9 @@ TEST(DwarfLineUnitIndexTest, EveryTextAddressGetsTheWholeTablesLine) {
 
 // The DWARF 4 unit (version 4 .debug_info header, DW_FORM_sec_offset) is indexed too.
 TEST(DwarfLineUnitIndexTest, FindsTheDwarf4Unit) {
-  OwnSections elf;
+  const MappedElf elf("/proc/self/exe");
   DwarfLineUnitIndex index;
-  ASSERT_TRUE(index.Build(elf.span(".debug_aranges"), elf.span(".debug_info"), elf.span(".debug_abbrev")));
+  ASSERT_TRUE(index.Build(elf.Contents(".debug_aranges"), elf.Contents(".debug_info"), elf.Contents(".debug_abbrev")));
   int line = 0;
   const uint64_t pc = gs_test_dwarf4::FunctionInDwarf4(&line);
   Dl_info info;
@@ -140,7 +99,7 @@ TEST(DwarfLineUnitIndexTest, FindsTheDwarf4Unit) {
   const std::optional<uint64_t> offset = index.LineUnitFor(address);
   ASSERT_TRUE(offset.has_value());
   DwarfLineTable unit;
-  unit.Load(DwarfLineTable::Unit(elf.span(".debug_line"), *offset), elf.span(".debug_line_str"), elf.span(".debug_str"));
+  unit.Load(DwarfLineTable::Unit(elf.Contents(".debug_line"), *offset), elf.Contents(".debug_line_str"), elf.Contents(".debug_str"));
   const DwarfLineTable::Row* row = unit.Find(address);
   ASSERT_NE(row, nullptr);
   EXPECT_EQ(row->line, static_cast<uint32_t>(line));
@@ -224,8 +183,8 @@ TEST(DwarfLineUnitIndexTest, NestedRangesAndDiscardedCode) {
 // sections give fewer ranges, never a read outside them (each cut is copied to a buffer of its
 // own length, so an overrun would read past a heap block).
 TEST(DwarfLineUnitIndexTest, MissingCutOrScribbledSectionsGiveFewerRangesAndNoFault) {
-  OwnSections elf;
-  const Span aranges = elf.span(".debug_aranges"), info = elf.span(".debug_info"), abbrev = elf.span(".debug_abbrev");
+  const MappedElf elf("/proc/self/exe");
+  const Span aranges = elf.Contents(".debug_aranges"), info = elf.Contents(".debug_info"), abbrev = elf.Contents(".debug_abbrev");
   DwarfLineUnitIndex index;
   EXPECT_FALSE(index.Build(Span{}, info, abbrev));
   EXPECT_FALSE(index.Build(aranges, Span{}, abbrev));

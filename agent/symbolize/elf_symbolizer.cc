@@ -2,10 +2,6 @@
 
 #include <cxxabi.h>
 #include <elf.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +12,7 @@
 
 #include "agent/symbolize/dwarf_lines.h"
 #include "agent/symbolize/dwarf_units.h"
+#include "agent/symbolize/mapped_elf.h"
 
 namespace gs {
 namespace {
@@ -42,10 +39,7 @@ std::string Demangle(const char* name) {
 // One mapped ELF file and its sorted function symbols.
 class ElfModuleSymbols {
  public:
-  explicit ElfModuleSymbols(const std::string& path) { Load(path); }
-  ~ElfModuleSymbols() {
-    if (base_ != nullptr) munmap(const_cast<uint8_t*>(base_), size_);
-  }
+  explicit ElfModuleSymbols(const std::string& path) : elf_(path) { Load(); }
 
   SymbolInfo Lookup(uint64_t address, bool with_line) {
     SymbolInfo info;
@@ -103,50 +97,22 @@ class ElfModuleSymbols {
     return unit.get();
   }
 
-  bool InFile(uint64_t offset, uint64_t length) const {
-    return offset <= size_ && length <= size_ - offset;
-  }
-
-  void Load(const std::string& path) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr))) {
-      close(fd);
-      return;
-    }
-    void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return;
-    base_ = static_cast<const uint8_t*>(p);
-    size_ = static_cast<size_t>(st.st_size);
-
-    const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(base_);
-    if (std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shentsize != sizeof(Elf64_Shdr) || !InFile(eh->e_shoff, uint64_t{eh->e_shnum} * sizeof(Elf64_Shdr)))
-      return;
-    const auto* sections = reinterpret_cast<const Elf64_Shdr*>(base_ + eh->e_shoff);
-    const Elf64_Shdr* names = eh->e_shstrndx < eh->e_shnum ? &sections[eh->e_shstrndx] : nullptr;
+  void Load() {
+    debug_line_ = elf_.Contents(".debug_line");
+    debug_line_str_ = elf_.Contents(".debug_line_str");
+    debug_str_ = elf_.Contents(".debug_str");
+    debug_aranges_ = elf_.Contents(".debug_aranges");
+    debug_info_ = elf_.Contents(".debug_info");
+    debug_abbrev_ = elf_.Contents(".debug_abbrev");
+    const Elf64_Shdr* sections = elf_.sections();
     const Elf64_Shdr* symtab = nullptr;
     const Elf64_Shdr* dynsym = nullptr;
-    for (unsigned i = 0; i < eh->e_shnum; ++i) {
-      const Elf64_Shdr& sh = sections[i];
-      if (sh.sh_type == SHT_SYMTAB) symtab = &sh;
-      if (sh.sh_type == SHT_DYNSYM) dynsym = &sh;
-      if (names != nullptr && sh.sh_type == SHT_PROGBITS && InFile(names->sh_offset, names->sh_size) &&
-          sh.sh_name < names->sh_size && InFile(sh.sh_offset, sh.sh_size) && (sh.sh_flags & SHF_COMPRESSED) == 0) {
-        const char* name = reinterpret_cast<const char*>(base_ + names->sh_offset + sh.sh_name);
-        const Span span{base_ + sh.sh_offset, sh.sh_size};
-        if (std::strcmp(name, ".debug_line") == 0) debug_line_ = span;
-        if (std::strcmp(name, ".debug_line_str") == 0) debug_line_str_ = span;
-        if (std::strcmp(name, ".debug_str") == 0) debug_str_ = span;
-        if (std::strcmp(name, ".debug_aranges") == 0) debug_aranges_ = span;
-        if (std::strcmp(name, ".debug_info") == 0) debug_info_ = span;
-        if (std::strcmp(name, ".debug_abbrev") == 0) debug_abbrev_ = span;
-      }
+    for (unsigned i = 0; i < elf_.section_count(); ++i) {
+      if (sections[i].sh_type == SHT_SYMTAB) symtab = &sections[i];
+      if (sections[i].sh_type == SHT_DYNSYM) dynsym = &sections[i];
     }
-    AddSymbols(sections, eh->e_shnum, symtab != nullptr ? symtab : dynsym);
-    if (symtab != nullptr && dynsym != nullptr) AddSymbols(sections, eh->e_shnum, dynsym);
+    AddSymbols(sections, elf_.section_count(), symtab != nullptr ? symtab : dynsym);
+    if (symtab != nullptr && dynsym != nullptr) AddSymbols(sections, elf_.section_count(), dynsym);
     std::sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
       // Among aliases at one address, prefer a sized symbol, then the longer (mangled C++) name.
       if (a.value != b.value) return a.value < b.value;
@@ -160,10 +126,10 @@ class ElfModuleSymbols {
   void AddSymbols(const Elf64_Shdr* sections, unsigned count, const Elf64_Shdr* table) {
     if (table == nullptr || table->sh_link >= count || table->sh_entsize != sizeof(Elf64_Sym)) return;
     const Elf64_Shdr& strings = sections[table->sh_link];
-    if (!InFile(table->sh_offset, table->sh_size) || !InFile(strings.sh_offset, strings.sh_size)) return;
-    const auto* syms = reinterpret_cast<const Elf64_Sym*>(base_ + table->sh_offset);
+    if (!elf_.InFile(table->sh_offset, table->sh_size) || !elf_.InFile(strings.sh_offset, strings.sh_size)) return;
+    const auto* syms = reinterpret_cast<const Elf64_Sym*>(elf_.base() + table->sh_offset);
     const size_t n = table->sh_size / sizeof(Elf64_Sym);
-    const char* strtab = reinterpret_cast<const char*>(base_ + strings.sh_offset);
+    const char* strtab = reinterpret_cast<const char*>(elf_.base() + strings.sh_offset);
     for (size_t i = 0; i < n; ++i) {
       const Elf64_Sym& s = syms[i];
       const int type = ELF64_ST_TYPE(s.st_info);
@@ -175,8 +141,7 @@ class ElfModuleSymbols {
     }
   }
 
-  const uint8_t* base_ = nullptr;
-  size_t size_ = 0;
+  MappedElf elf_;
   std::vector<Symbol> symbols_;
   Span debug_line_, debug_line_str_, debug_str_;
   Span debug_aranges_, debug_info_, debug_abbrev_;

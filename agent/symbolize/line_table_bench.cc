@@ -1,19 +1,13 @@
 // line_table_bench — what a module's file:line costs the writer: its whole line table decoded
 // (a module without .debug_aranges) against the unit index and the units that a number of
 // looked-up addresses fall in (dwarf_units.h). A benchmark, not a test: it prints, per module,
-// microseconds (best of --repeat, pages already read) and rows kept.
+// microseconds (best of --repeat: the first reads the pages in) and rows kept.
 //
 //   gs_line_table_bench [--lookups N] [--repeat N] MODULE...
 //
 // The N addresses are spread evenly over the module's .text, as samples of a busy stack would
 // be over its functions at worst; one address per module is the writer's common case (a sampled
 // stack passes through a module at one or two places).
-#include <elf.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,40 +19,9 @@
 
 #include "agent/symbolize/dwarf_lines.h"
 #include "agent/symbolize/dwarf_units.h"
+#include "agent/symbolize/mapped_elf.h"
 
 namespace {
-
-struct Module {
-  std::map<std::string, gs::Span> sections;
-  uint64_t text = 0, text_size = 0;
-  gs::Span operator[](const char* name) const {
-    auto it = sections.find(name);
-    return it == sections.end() ? gs::Span{} : it->second;
-  }
-};
-
-bool Map(const char* path, Module* m) {
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr))) return false;
-  void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  close(fd);
-  if (p == MAP_FAILED) return false;
-  const auto* base = static_cast<const uint8_t*>(p);
-  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(base);
-  if (std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) return false;
-  const auto* sh = reinterpret_cast<const Elf64_Shdr*>(base + eh->e_shoff);
-  const char* names = reinterpret_cast<const char*>(base + sh[eh->e_shstrndx].sh_offset);
-  for (unsigned i = 0; i < eh->e_shnum; ++i) {
-    const std::string name = names + sh[i].sh_name;
-    m->sections[name] = gs::Span{base + sh[i].sh_offset, sh[i].sh_size};
-    if (name == ".text") {
-      m->text = sh[i].sh_addr;
-      m->text_size = sh[i].sh_size;
-    }
-  }
-  return true;
-}
 
 template <typename F>
 double BestMicros(int repeat, F&& f) {
@@ -87,34 +50,35 @@ int main(int argc, char** argv) {
   std::printf("%-40s %10s %10s %8s | %9s %7s | %9s %6s %8s\n", "module (lookups)", ".debug_line", "whole us",
               "rows", "index us", "ranges", "units us", "units", "rows");
   for (int i = first; i < argc; ++i) {
-    Module m;
-    if (!Map(argv[i], &m) || m[".debug_line"].data == nullptr) {
+    const gs::MappedElf m(argv[i]);
+    const Elf64_Shdr* text = m.Section(".text");
+    if (m.Contents(".debug_line").data == nullptr || text == nullptr) {
       std::printf("%-40s no .debug_line\n", argv[i]);
       continue;
     }
     size_t rows = 0, ranges = 0, units = 0, unit_rows = 0;
     const double whole_us = BestMicros(repeat, [&] {
       gs::DwarfLineTable whole;
-      whole.Load(m[".debug_line"], m[".debug_line_str"], m[".debug_str"]);
+      whole.Load(m.Contents(".debug_line"), m.Contents(".debug_line_str"), m.Contents(".debug_str"));
       rows = whole.row_count();
     });
     const double index_us = BestMicros(repeat, [&] {
       gs::DwarfLineUnitIndex index;
-      index.Build(m[".debug_aranges"], m[".debug_info"], m[".debug_abbrev"]);
+      index.Build(m.Contents(".debug_aranges"), m.Contents(".debug_info"), m.Contents(".debug_abbrev"));
       ranges = index.range_count();
     });
     gs::DwarfLineUnitIndex index;
-    index.Build(m[".debug_aranges"], m[".debug_info"], m[".debug_abbrev"]);
+    index.Build(m.Contents(".debug_aranges"), m.Contents(".debug_info"), m.Contents(".debug_abbrev"));
     const double units_us = BestMicros(repeat, [&] {
       std::map<uint64_t, std::unique_ptr<gs::DwarfLineTable>> decoded;
       for (int k = 0; k < lookups; ++k) {
-        const uint64_t address = m.text + (m.text_size * (2 * static_cast<uint64_t>(k) + 1)) / (2 * static_cast<uint64_t>(lookups));
+        const uint64_t address = text->sh_addr + (text->sh_size * (2 * static_cast<uint64_t>(k) + 1)) / (2 * static_cast<uint64_t>(lookups));
         const auto offset = index.LineUnitFor(address);
         if (!offset.has_value()) continue;
         auto& unit = decoded[*offset];
         if (unit == nullptr) {
           unit = std::make_unique<gs::DwarfLineTable>();
-          unit->Load(gs::DwarfLineTable::Unit(m[".debug_line"], *offset), m[".debug_line_str"], m[".debug_str"]);
+          unit->Load(gs::DwarfLineTable::Unit(m.Contents(".debug_line"), *offset), m.Contents(".debug_line_str"), m.Contents(".debug_str"));
         }
         unit->Find(address);
       }
@@ -125,7 +89,7 @@ int main(int argc, char** argv) {
     char label[64];
     const char* slash = std::strrchr(argv[i], '/');
     std::snprintf(label, sizeof(label), "%s (%d)", slash != nullptr ? slash + 1 : argv[i], lookups);
-    std::printf("%-40s %10zu %10.0f %8zu | %9.0f %7zu | %9.0f %6zu %8zu\n", label, m[".debug_line"].size, whole_us,
+    std::printf("%-40s %10zu %10.0f %8zu | %9.0f %7zu | %9.0f %6zu %8zu\n", label, m.Contents(".debug_line").size, whole_us,
                 rows, index_us, ranges, units_us, units, unit_rows);
   }
   return 0;
