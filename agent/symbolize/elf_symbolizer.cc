@@ -17,7 +17,8 @@
 namespace gs {
 namespace {
 // The writer decodes a module's line table one unit at a time, the unit that holds a looked-up
-// address (dwarf_units.h), or, in a module without .debug_aranges, whole at its first lookup.
+// address (dwarf_units.h), or, in a module whose units' addresses cannot be read, whole at its
+// first lookup.
 // A larger unit, or a larger whole .debug_line in that second case (a debug build of a huge
 // framework), gives function names only: decoding it would cost seconds and hundreds of MiB on
 // the writer thread inside somebody's training job. Such traces can still be symbolised offline
@@ -77,7 +78,7 @@ class ElfModuleSymbols {
     if (debug_line_.data == nullptr) return nullptr;
     if (!unit_index_read_) {
       unit_index_read_ = true;
-      unit_index_.Build(debug_aranges_, debug_info_, debug_abbrev_);
+      unit_index_.Build(DwarfUnitSections::Of(elf_));
     }
     if (unit_index_.range_count() == 0) {  // no index: the whole table
       if (lines_ == nullptr && debug_line_.size <= kMaxLineSectionBytes) {
@@ -101,9 +102,6 @@ class ElfModuleSymbols {
     debug_line_ = elf_.Contents(".debug_line");
     debug_line_str_ = elf_.Contents(".debug_line_str");
     debug_str_ = elf_.Contents(".debug_str");
-    debug_aranges_ = elf_.Contents(".debug_aranges");
-    debug_info_ = elf_.Contents(".debug_info");
-    debug_abbrev_ = elf_.Contents(".debug_abbrev");
     const Elf64_Shdr* sections = elf_.sections();
     const Elf64_Shdr* symtab = nullptr;
     const Elf64_Shdr* dynsym = nullptr;
@@ -144,7 +142,6 @@ class ElfModuleSymbols {
   MappedElf elf_;
   std::vector<Symbol> symbols_;
   Span debug_line_, debug_line_str_, debug_str_;
-  Span debug_aranges_, debug_info_, debug_abbrev_;
   bool unit_index_read_ = false;
   DwarfLineUnitIndex unit_index_;  // with ranges: lines come from unit_lines_, never lines_
   std::unordered_map<uint64_t, std::unique_ptr<DwarfLineTable>> unit_lines_;  // by .debug_line offset

@@ -8,9 +8,9 @@
 //
 // Thread safety: none; one owner thread. Memory: one mapping per symbolised module (file-backed,
 // reclaimable), a sorted symbol index, and the line table of each compilation unit whose lines
-// were asked (units up to 32 MiB of line program; dwarf_units.h); a module without
-// .debug_aranges has its whole line table decoded instead (up to 32 MiB; larger ones give
-// function names only).
+// were asked (units up to 32 MiB of line program; dwarf_units.h); a module whose units'
+// addresses cannot be read has its whole line table decoded instead (up to 32 MiB; larger ones
+// give function names only).
 //
 // Known limit: file:line is the line-table row of the PC, i.e. the INNERMOST inlined location
 // (a call through an inline wrapper in cuda_runtime.h reports that header line), while the

@@ -1,5 +1,5 @@
 // line_table_bench — what a module's file:line costs the writer: its whole line table decoded
-// (a module without .debug_aranges) against the unit index and the units that a number of
+// (a module whose units' addresses cannot be read) against the unit index and the units that a number of
 // looked-up addresses fall in (dwarf_units.h). A benchmark, not a test: it prints, per module,
 // microseconds (best of --repeat: the first reads the pages in) and rows kept.
 //
@@ -64,11 +64,11 @@ int main(int argc, char** argv) {
     });
     const double index_us = BestMicros(repeat, [&] {
       gs::DwarfLineUnitIndex index;
-      index.Build(m.Contents(".debug_aranges"), m.Contents(".debug_info"), m.Contents(".debug_abbrev"));
+      index.Build(gs::DwarfUnitSections::Of(m));
       ranges = index.range_count();
     });
     gs::DwarfLineUnitIndex index;
-    index.Build(m.Contents(".debug_aranges"), m.Contents(".debug_info"), m.Contents(".debug_abbrev"));
+    index.Build(gs::DwarfUnitSections::Of(m));
     const double units_us = BestMicros(repeat, [&] {
       std::map<uint64_t, std::unique_ptr<gs::DwarfLineTable>> decoded;
       for (int k = 0; k < lookups; ++k) {
