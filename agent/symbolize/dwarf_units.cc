@@ -73,7 +73,7 @@ enum : uint64_t {
 };
 
 // Reads one attribute value of a form that names an address, an index, an offset or a constant;
-// false for any other form (the caller steps over it with SkipForm instead).
+// false for any other form, which none of the attributes read here takes in a valid unit.
 bool ReadValue(DwarfReader& r, uint64_t form, int64_t implicit, const UnitEntry& e, UnitEntry::Value* v) {
   using Kind = UnitEntry::Kind;
   switch (form) {
