@@ -48,5 +48,41 @@ TEST(ChromeTraceWriterTest, QuotesUtf8AsItIsAndTheLowestTimeExactly) {
   EXPECT_NE(out.str().find("\"ts\":-9223372036854775.808,\"dur\":0.000"), std::string::npos) << out.str();
 }
 
+// Plain bytes are skipped eight at a time: every byte value, at every place of strings of 0 to
+// 19 bytes (within a word, across two, in the tail), and next to another byte that needs an
+// escape, is quoted as RFC 8259 section 7 says, byte by byte.
+TEST(ChromeTraceWriterTest, QuotesEveryByteAtEveryPlaceOfAWord) {
+  auto by_hand = [](const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"') out += "\\\"";
+      else if (c == '\\') out += "\\\\";
+      else if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (u < 0x20) out += "\\u00" + std::string(1, "0123456789abcdef"[u >> 4]) + "0123456789abcdef"[u & 15];
+      else out += c;
+    }
+    return out + "\"";
+  };
+  size_t checked = 0;
+  for (size_t length = 0; length < 20; ++length) {
+    for (size_t place = 0; place < length; ++place) {
+      for (int byte = 0; byte < 256; ++byte) {
+        for (const char other : {'a', '"', '\x1f'}) {
+          std::string s(length, 'x');
+          s[place] = static_cast<char>(byte);
+          if (place + 3 < length) s[place + 3] = other;
+          ASSERT_EQ(JsonQuote(s), by_hand(s)) << "length " << length << ", byte " << byte << " at " << place;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, size_t{190} * 256 * 3);
+  EXPECT_EQ(JsonQuote(std::string(19, 'x')), "\"" + std::string(19, 'x') + "\"");
+}
+
 }  // namespace
 }  // namespace gs::analyzer

@@ -319,6 +319,79 @@ TEST_F(ExportTest, KinetoTraceHasKinetosLayout) {
   }
 }
 
+// An idle interval names its resume site by the frames as the trace has them when the analysis
+// classifies it: a frame the agent wrote raw and symbolised later (TraceBuilder::SymbolizeFrame)
+// names the sites of the intervals classified before by its module, and of those after by its
+// function. The export keeps each stack's site while the trace's tables stay as they were; this
+// fails if it kept them longer. Each phase holds more steps than the analysis keeps pending
+// (trace_analyzer.cc releases its sort window at 4,096 records), so intervals are classified
+// during both.
+TEST(ExportSitesTest, ResumeSitesFollowAFrameSymbolisedLater) {
+  const std::string path = TempPath("symbolised_later.gstrace");
+  {
+    tr::TraceHeader h;
+    h.set_pid(778);
+    h.mutable_capture()->set_mode(tr::CAPTURE_MODE_CUPTI);
+    h.add_devices()->set_index(0);
+    auto b = TraceBuilder::Create(path, h);
+    ASSERT_NE(b, nullptr);
+    const uint32_t copy_fn = b->InternApiFunction("cudaMemcpyAsync", tr::API_CLASS_MEMCPY);
+    const uint32_t module = b->AddModule("/opt/app/libloader.so", "", 0x7f0000000000, 0x100000);
+    const uint32_t raw = b->InternFrame(module, 0x1234);
+    const uint32_t stack = b->InternStack({raw, b->InternSymbolizedFrame(module, 0x10, "main", "main.cc", 3)});
+    b->AddThread(100, "main", true);
+    uint64_t now = 5'000'000'000;
+    auto steps = [&](uint32_t first, uint32_t count) {
+      for (uint32_t step = first; step < first + count; ++step) {
+        now += kMs;  // host work
+        ApiCallRecord c;
+        c.thread_id = 100;
+        c.enter_ns = now;
+        c.exit_ns = now + 10 * kUs;
+        c.function = copy_fn;
+        c.stack = stack;
+        c.correlation_id = step;
+        c.stream = 7;
+        c.bytes = 4096;
+        c.copy_kind = 1;
+        b->AddApiCall(c);
+        GpuActivityRecord a;
+        a.start_ns = now + 20 * kUs;
+        a.end_ns = now + 200 * kUs;
+        a.correlation_id = step;
+        a.kind = tr::ACTIVITY_KIND_MEMCPY;
+        a.source = tr::ACTIVITY_SOURCE_CUPTI;
+        a.stream = 7;
+        a.bytes = c.bytes;
+        a.copy_kind = 1;
+        b->AddActivity(a);
+        now += 200 * kUs;
+      }
+    };
+    steps(1, 6000);
+    ASSERT_TRUE(b->FlushChunk());
+    b->SymbolizeFrame(raw, "load_batch", "loader.cc", 12);
+    steps(6001, 6000);
+    ASSERT_TRUE(b->Finish());
+  }
+  ChromeExportStats stats;
+  const Json root = ExportAndParse(path, &stats);
+  std::remove(path.c_str());
+  EXPECT_GT(stats.idle_intervals, 11000u);
+  std::map<std::string, std::pair<double, double>> site_span;  // site -> first and last start
+  for (const Json& e : root["traceEvents"].items()) {
+    if (e["ph"].as_string() != "X" || e["cat"].as_string() != "idle" || !e["args"].Has("resume_site")) continue;
+    auto [it, inserted] = site_span.try_emplace(e["args"]["resume_site"].as_string(), e["ts"].as_double(), e["ts"].as_double());
+    it->second.first = std::min(it->second.first, e["ts"].as_double());
+    it->second.second = std::max(it->second.second, e["ts"].as_double());
+  }
+  ASSERT_EQ(site_span.size(), 2u) << "the raw frame's name and the symbolised one";
+  ASSERT_TRUE(site_span.count("load_batch"));
+  const auto raw_site = site_span.begin()->first == "load_batch" ? std::next(site_span.begin()) : site_span.begin();
+  EXPECT_TRUE(absl::StrContains(raw_site->first, "libloader.so")) << raw_site->first;
+  EXPECT_LT(raw_site->second.second, site_span["load_batch"].first) << "raw names first, then the function's";
+}
+
 TEST(KinetoExportTest, CopiesAreNamedAndTimedAsKinetoDoes) {
   const std::string path = TempPath("kineto_copy.gstrace");
   ASSERT_EQ(WriteLoop(path, 2, 1, 4), "");  // a pageable 64 MiB copy per step, 0.5 ms on the device

@@ -83,7 +83,7 @@ class KinetoDialect final : public TraceEventDialect {
       default: return Demangled(TraceEventDialect::ActivityName(a, t));
     }
   }
-  std::string FlowName(std::string_view) const override { return "ac2g"; }
+  std::string_view FlowName(std::string_view) const override { return "ac2g"; }
   uint64_t FlowId(uint32_t correlation, uint64_t) const override { return correlation; }
 
   std::string CallArgs(const trace::ApiCallRecord& c, absl::string_view stack_json) const override {

@@ -98,9 +98,13 @@ class RecordPass {
 
   void Call(const trace::ApiCallRecord& c, const reader::InternTables& t) {
     ++stats_.api_calls;
-    threads_.insert(c.thread_id);
-    std::string name(t.function_name(c.function));
-    if (name.empty()) name = absl::StrCat("api#", c.function);
+    if (c.thread_id != last_thread_ || threads_.empty()) {
+      threads_.insert(c.thread_id);
+      last_thread_ = c.thread_id;
+    }
+    std::string unknown;  // a function the tables do not name (its chunk was lost)
+    std::string_view name = t.function_name(c.function);
+    if (name.empty()) name = unknown = absl::StrCat("api#", c.function);
     const auto tid = static_cast<int64_t>(c.thread_id);
     const auto enter = static_cast<TimeNs>(c.enter_ns);
     w_.Complete(host_pid_, tid, enter, static_cast<TimeNs>(c.exit_ns - c.enter_ns), name, d_.CallCategory(c),
@@ -112,14 +116,20 @@ class RecordPass {
       Connect(c.correlation_id, here, act->second, name);
       activities_.erase(act);
     } else {
-      calls_[c.correlation_id] = {here, name};
+      PendingCall& pending = calls_[c.correlation_id];
+      pending.end = here;
+      pending.name.assign(name);
     }
   }
 
   void Activity(const trace::GpuActivityRecord& a, const reader::InternTables& t) {
     if (!IsDeviceWork(FromSchema(a.kind)) || (a.start_ns == 0 && a.end_ns == 0)) return;
     ++stats_.gpu_activities;
-    streams_[a.device].insert(a.stream);
+    if (a.device != last_device_ || a.stream != last_stream_ || streams_.empty()) {
+      streams_[a.device].insert(a.stream);
+      last_device_ = a.device;
+      last_stream_ = a.stream;
+    }
     FlowEnd here{d_.GpuPid(a.device), d_.StreamTid(a.stream), static_cast<TimeNs>(a.start_ns)};
     // The model's tables convert the chunk's launch configurations (defined in it or before).
     const LaunchConfig* config = a.launch_config != 0 ? model_.LaunchConfigOf(a.launch_config) : nullptr;
@@ -145,7 +155,7 @@ class RecordPass {
                 static_cast<TimeNs>(r.end_ns - r.start_ns), name, d_.NvtxCategory(), args);
   }
 
-  void Connect(uint32_t correlation, const FlowEnd& call, const FlowEnd& activity, const std::string& name) {
+  void Connect(uint32_t correlation, const FlowEnd& call, const FlowEnd& activity, std::string_view name) {
     ++stats_.flows;
     w_.Flow(d_.FlowId(correlation, stats_.flows), call.pid, call.tid, call.ts, activity.pid, activity.tid,
             activity.ts, d_.FlowName(name), d_.FlowCategory());
@@ -170,36 +180,73 @@ class RecordPass {
   absl::flat_hash_set<uint32_t> matched_;
   std::set<uint64_t> threads_;
   std::map<uint32_t, std::set<uint32_t>> streams_;
+  uint64_t last_thread_ = 0;                        // in threads_ (unless it is empty)
+  uint32_t last_device_ = 0, last_stream_ = 0;      // in streams_ (unless it is empty)
 };
 
-std::string IdleArgs(const IntervalVerdict& v, const TraceTables& tables, const TraceAnalyzer& analyzer) {
-  const std::string evidence = analyzer.Evidence(v, v.has_resume ? v.resume : nullptr,
-                                                 v.has_preceding ? v.preceding : nullptr);
-  std::string args = absl::StrCat("{\"evidence\":", JsonQuote(evidence), ",\"by_cause_ns\":{");
-  bool first = true;
-  for (int i = 0; i < kNumCauses; ++i) {
-    if (v.by_cause[i] <= 0) continue;
-    absl::StrAppend(&args, first ? "" : ",", "\"", CauseName(static_cast<Cause>(i)), "\":", v.by_cause[i]);
-    first = false;
+// An idle interval's args: the analysis's evidence, its causes, and the resuming call and its
+// site, the synchronising call before it. The parts read from the tables (a call's name, a
+// stack's site frame as reports show it: stack_view.h) are kept per function and stack while the
+// tables stay as they were (reader::InternTables::revision): resolving a stack and finding its
+// site for every interval was a third of an export's time, for the few stacks a job has.
+class IdleArgsWriter {
+ public:
+  IdleArgsWriter(const TraceTables& tables, const reader::InternTables& reader_tables)
+      : tables_(tables), reader_tables_(reader_tables) {}
+
+  std::string Args(const IntervalVerdict& v, const TraceAnalyzer& analyzer) {
+    if (revision_ != reader_tables_.revision()) {
+      revision_ = reader_tables_.revision();
+      resume_calls_.clear();
+      resume_sites_.clear();
+      after_syncs_.clear();
+    }
+    const std::string evidence = analyzer.Evidence(v, v.has_resume ? v.resume : nullptr,
+                                                   v.has_preceding ? v.preceding : nullptr);
+    std::string args = absl::StrCat("{\"evidence\":", JsonQuote(evidence), ",\"by_cause_ns\":{");
+    bool first = true;
+    for (int i = 0; i < kNumCauses; ++i) {
+      if (v.by_cause[i] <= 0) continue;
+      absl::StrAppend(&args, first ? "" : ",", "\"", CauseName(static_cast<Cause>(i)), "\":", v.by_cause[i]);
+      first = false;
+    }
+    args += "}";
+    if (v.has_resume) {
+      // Named as the report names its resume sites: the site frame of the stack as reports show
+      // it, so a stripped library's frame reads "libjpeg.so.62+?" in both.
+      auto [call, new_call] = resume_calls_.try_emplace(v.resume->function);
+      if (new_call) call->second = absl::StrCat(",\"resume_call\":", JsonQuote(tables_.FunctionName(v.resume->function)));
+      args += call->second;
+      auto [site, new_site] = resume_sites_.try_emplace(v.resume->stack);
+      if (new_site) {
+        FrameInfo f = SiteFrame(ViewStack(tables_.ResolveStack(v.resume->stack)));
+        if (!f.function.empty()) site->second = absl::StrCat(",\"resume_site\":", JsonQuote(f.function));
+      }
+      args += site->second;
+    }
+    if (v.after_sync && v.has_preceding) {
+      auto [sync, inserted] = after_syncs_.try_emplace(uint64_t{v.preceding->function} << 32 | v.preceding->stack);
+      if (inserted) {
+        FrameInfo f = SiteFrame(ViewStack(tables_.ResolveStack(v.preceding->stack)));
+        std::string site = tables_.FunctionName(v.preceding->function);
+        if (!f.function.empty()) absl::StrAppend(&site, " at ", f.function);
+        if (!f.file.empty()) absl::StrAppend(&site, " (", f.file, ":", f.line, ")");
+        sync->second = absl::StrCat(",\"after_sync\":", JsonQuote(site));
+      }
+      args += sync->second;
+    }
+    args += "}";
+    return args;
   }
-  args += "}";
-  if (v.has_resume) {
-    // Named as the report names its resume sites: the site frame of the stack as reports show it
-    // (stack_view.h), so a stripped library's frame reads "libjpeg.so.62+?" in both.
-    FrameInfo f = SiteFrame(ViewStack(tables.ResolveStack(v.resume->stack)));
-    absl::StrAppend(&args, ",\"resume_call\":", JsonQuote(tables.FunctionName(v.resume->function)));
-    if (!f.function.empty()) absl::StrAppend(&args, ",\"resume_site\":", JsonQuote(f.function));
-  }
-  if (v.after_sync && v.has_preceding) {
-    FrameInfo f = SiteFrame(ViewStack(tables.ResolveStack(v.preceding->stack)));
-    std::string site = tables.FunctionName(v.preceding->function);
-    if (!f.function.empty()) absl::StrAppend(&site, " at ", f.function);
-    if (!f.file.empty()) absl::StrAppend(&site, " (", f.file, ":", f.line, ")");
-    absl::StrAppend(&args, ",\"after_sync\":", JsonQuote(site));
-  }
-  args += "}";
-  return args;
-}
+
+ private:
+  const TraceTables& tables_;
+  const reader::InternTables& reader_tables_;
+  uint64_t revision_ = 0;
+  absl::flat_hash_map<uint32_t, std::string> resume_calls_;   // by function: ,"resume_call":...
+  absl::flat_hash_map<uint32_t, std::string> resume_sites_;   // by stack: ,"resume_site":... or ""
+  absl::flat_hash_map<uint64_t, std::string> after_syncs_;    // by function and stack
+};
 
 // The export as an observer of the one pass: the records as written go out as they are read,
 // the idle intervals as the analysis classifies them (among the records: a viewer orders a file's
@@ -230,6 +277,7 @@ class TraceEventObserver final : public TraceObserver {
                                            header.host_name()));
     w_->ProcessSortIndex(host_pid, 0);
     records_ = std::make_unique<RecordPass>(w_.get(), d_, importer.tables(), &stats_);
+    idle_args_ = std::make_unique<IdleArgsWriter>(importer.tables(), importer.reader().tables());
     records_->Begin(host_pid);
     if (d_.FillCounter())
       fill_ = std::make_unique<FillCounterTrack>(w_.get(), [this](uint32_t device) { return d_.GpuPid(device); });
@@ -244,7 +292,7 @@ class TraceEventObserver final : public TraceObserver {
     ++stats_.idle_intervals;
     stats_.idle_ns += v.length();
     w_->Complete(d_.GpuPid(device), d_.IdleTid(), v.start, v.length(), CauseName(v.cause), d_.IdleCategory(),
-                 IdleArgs(v, importer_->tables(), *analyzer_));
+                 idle_args_->Args(v, *analyzer_));
   }
   void OnFillPiece(uint32_t device, const FillPiece& piece) override {
     if (imported_ != nullptr) return imported_->OnFillPiece(device, piece);
@@ -288,6 +336,7 @@ class TraceEventObserver final : public TraceObserver {
   const TraceAnalyzer* analyzer_ = nullptr;
   std::unique_ptr<ChromeTraceWriter> w_;
   std::unique_ptr<RecordPass> records_;
+  std::unique_ptr<IdleArgsWriter> idle_args_;
   std::unique_ptr<FillCounterTrack> fill_;  // the dialect's FillCounter()
   TraceEventExportStats stats_;
   std::set<uint32_t> devices_;

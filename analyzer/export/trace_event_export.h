@@ -85,8 +85,9 @@ class TraceEventDialect {
   // Event names. The default: the kernel's name, "Memcpy H2D", "Memset".
   virtual std::string ActivityName(const trace::GpuActivityRecord& activity,
                                    const reader::InternTables& tables) const;
-  // The flow's name and id: Chrome names it after the call and numbers flows 1, 2, ...
-  virtual std::string FlowName(std::string_view call_name) const { return std::string(call_name); }
+  // The flow's name and id: Chrome names it after the call and numbers flows 1, 2, ... The name
+  // is the call's or lives as long as the dialect.
+  virtual std::string_view FlowName(std::string_view call_name) const { return call_name; }
   virtual uint64_t FlowId(uint32_t correlation, uint64_t sequence) const {
     (void)correlation;
     return sequence;

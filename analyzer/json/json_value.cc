@@ -1,7 +1,10 @@
 #include "analyzer/json/json_value.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -41,21 +44,42 @@ namespace {
 // A byte a JSON string cannot hold as it is (RFC 8259 section 7).
 bool NeedsEscape(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
 
+// Whether any of the eight bytes of `w` needs an escape: the "has a zero byte" test on `w` with
+// each quote or backslash turned to zero, and "has a byte below 0x20" (both exact, no false
+// positives), so that the common run of plain bytes is skipped a word at a time.
+inline bool AnyNeedsEscape(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101u, kHigh = 0x8080808080808080u;
+  auto has_zero = [](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  const uint64_t control = (w - kOnes * 0x20) & ~w & kHigh;
+  return (has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\')) | control) != 0;
+}
+
 void Escape(std::string_view s, std::string* out) {
   out->push_back('"');
   size_t run = 0;  // start of the bytes not appended yet, which need no escape: appended whole
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (!NeedsEscape(c)) continue;
-    out->append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default: absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
+  for (size_t i = 0; i < s.size();) {
+    uint64_t word;
+    if (i + sizeof(word) <= s.size()) {
+      std::memcpy(&word, s.data() + i, sizeof(word));
+      if (!AnyNeedsEscape(word)) {
+        i += sizeof(word);
+        continue;
+      }
+    }
+    // A word with a byte to escape, or the last bytes: one by one to the word's end.
+    for (const size_t stop = std::min(s.size(), i + sizeof(word)); i < stop; ++i) {
+      const char c = s[i];
+      if (!NeedsEscape(c)) continue;
+      out->append(s.data() + run, i - run);
+      run = i + 1;
+      switch (c) {
+        case '"': out->append("\\\""); break;
+        case '\\': out->append("\\\\"); break;
+        case '\n': out->append("\\n"); break;
+        case '\r': out->append("\\r"); break;
+        case '\t': out->append("\\t"); break;
+        default: absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
+      }
     }
   }
   out->append(s.data() + run, s.size() - run);

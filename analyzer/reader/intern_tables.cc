@@ -75,30 +75,35 @@ const pb::ThreadInfo* InternTables::thread(uint64_t tid) const {
 }
 
 void InternTables::AddString(uint32_t id, const std::string& value) {
+  ++revision_;
   if (id == 0) return;
   bool inserted;
   *strings_.Slot(id, &inserted) = value;
 }
 
 void InternTables::AddFunction(const pb::ApiFunction& function) {
+  ++revision_;
   if (function.id() == 0) return;
   bool inserted;
   *functions_.Slot(function.id(), &inserted) = function;
 }
 
 void InternTables::AddModule(const pb::Module& module) {
+  ++revision_;
   if (module.id() == 0) return;
   bool inserted;
   *modules_.Slot(module.id(), &inserted) = module;
 }
 
 void InternTables::AddLaunchConfig(const pb::LaunchConfig& config) {
+  ++revision_;
   if (config.id() == 0) return;
   bool inserted;
   *launch_configs_.Slot(config.id(), &inserted) = config;
 }
 
 void InternTables::AddFrame(const pb::Frame& frame) {
+  ++revision_;
   if (frame.id() == 0) return;
   bool inserted;
   pb::Frame* slot = frames_.Slot(frame.id(), &inserted);
@@ -112,6 +117,7 @@ void InternTables::AddFrame(const pb::Frame& frame) {
 }
 
 void InternTables::AddStack(const pb::Stack& stack) {
+  ++revision_;
   if (stack.id() == 0) return;
   bool inserted;
   StackRef* slot = stacks_.Slot(stack.id(), &inserted);
@@ -122,6 +128,7 @@ void InternTables::AddStack(const pb::Stack& stack) {
 }
 
 void InternTables::AddThread(const pb::ThreadInfo& thread) {
+  ++revision_;
   pb::ThreadInfo& slot = threads_[thread.tid()];
   slot.MergeFrom(thread);  // a rename replaces the name; is_main, once set, stays
 }

