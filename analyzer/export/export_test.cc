@@ -319,11 +319,12 @@ TEST_F(ExportTest, KinetoTraceHasKinetosLayout) {
   }
 }
 
-// An idle interval names its resume site by the frames as the trace has them when the analysis
-// classifies it: a frame the agent wrote raw and symbolised later (TraceBuilder::SymbolizeFrame)
-// names the sites of the intervals classified before by its module, and of those after by its
-// function. The export keeps each stack's site while the trace's tables stay as they were; this
-// fails if it kept them longer. Each phase holds more steps than the analysis keeps pending
+// An idle interval names its resume site, and a call its stack, by the frames as the trace has
+// them when the export reads them: a frame the agent wrote raw and symbolised later
+// (TraceBuilder::SymbolizeFrame) names the sites of the intervals classified before, and the
+// stacks of the calls read before, by its module, and those after by its function. The export
+// keeps each stack's site and description while the trace's tables stay as they were; this fails
+// if it kept them longer. Each phase holds more steps than the analysis keeps pending
 // (trace_analyzer.cc releases its sort window at 4,096 records), so intervals are classified
 // during both.
 TEST(ExportSitesTest, ResumeSitesFollowAFrameSymbolisedLater) {
@@ -379,7 +380,12 @@ TEST(ExportSitesTest, ResumeSitesFollowAFrameSymbolisedLater) {
   std::remove(path.c_str());
   EXPECT_GT(stats.idle_intervals, 11000u);
   std::map<std::string, std::pair<double, double>> site_span;  // site -> first and last start
+  std::map<std::string, uint64_t> call_leaves;                 // a call's leaf frame -> calls
   for (const Json& e : root["traceEvents"].items()) {
+    if (e["ph"].as_string() == "X" && e["cat"].as_string() == "cuda_api") {
+      ASSERT_EQ(e["args"]["stack"].type(), Json::Type::kArray) << e.Dump(0);
+      ++call_leaves[e["args"]["stack"].items().front().as_string()];
+    }
     if (e["ph"].as_string() != "X" || e["cat"].as_string() != "idle" || !e["args"].Has("resume_site")) continue;
     auto [it, inserted] = site_span.try_emplace(e["args"]["resume_site"].as_string(), e["ts"].as_double(), e["ts"].as_double());
     it->second.first = std::min(it->second.first, e["ts"].as_double());
@@ -390,6 +396,11 @@ TEST(ExportSitesTest, ResumeSitesFollowAFrameSymbolisedLater) {
   const auto raw_site = site_span.begin()->first == "load_batch" ? std::next(site_span.begin()) : site_span.begin();
   EXPECT_TRUE(absl::StrContains(raw_site->first, "libloader.so")) << raw_site->first;
   EXPECT_LT(raw_site->second.second, site_span["load_batch"].first) << "raw names first, then the function's";
+  // The calls: each chunk's by the frames as its own definitions leave them.
+  ASSERT_EQ(call_leaves.size(), 2u);
+  EXPECT_EQ(call_leaves["load_batch (loader.cc:12)"], 6000u);
+  EXPECT_EQ(call_leaves.begin()->first.find("libloader.so"), 0u) << call_leaves.begin()->first;
+  EXPECT_EQ(call_leaves.begin()->second, 6000u);
 }
 
 TEST(KinetoExportTest, CopiesAreNamedAndTimedAsKinetoDoes) {

@@ -82,7 +82,13 @@ class RecordPass {
   const std::map<uint32_t, std::set<uint32_t>>& streams() const { return streams_; }
 
  private:
+  // A stack's frames as the tables describe them now: kept while the tables stay as they were
+  // (a frame symbolised later describes itself anew from then on).
   const std::string& StackJson(uint32_t stack, const reader::InternTables& t) {
+    if (stacks_revision_ != t.revision()) {
+      stacks_revision_ = t.revision();
+      stacks_.clear();
+    }
     auto [it, inserted] = stacks_.try_emplace(stack);
     if (inserted) {
       absl::Span<const uint32_t> frames = t.stack(stack);
@@ -176,7 +182,8 @@ class RecordPass {
   int64_t host_pid_ = 0;
   absl::flat_hash_map<uint32_t, PendingCall> calls_;
   absl::flat_hash_map<uint32_t, FlowEnd> activities_;
-  absl::flat_hash_map<uint32_t, std::string> stacks_;
+  absl::flat_hash_map<uint32_t, std::string> stacks_;  // by stack, at stacks_revision_
+  uint64_t stacks_revision_ = 0;
   absl::flat_hash_set<uint32_t> matched_;
   std::set<uint64_t> threads_;
   std::map<uint32_t, std::set<uint32_t>> streams_;
