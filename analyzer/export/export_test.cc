@@ -336,43 +336,13 @@ TEST(ExportSitesTest, ResumeSitesFollowAFrameSymbolisedLater) {
     h.add_devices()->set_index(0);
     auto b = TraceBuilder::Create(path, h);
     ASSERT_NE(b, nullptr);
-    const uint32_t copy_fn = b->InternApiFunction("cudaMemcpyAsync", tr::API_CLASS_MEMCPY);
     const uint32_t module = b->AddModule("/opt/app/libloader.so", "", 0x7f0000000000, 0x100000);
     const uint32_t raw = b->InternFrame(module, 0x1234);
     const uint32_t stack = b->InternStack({raw, b->InternSymbolizedFrame(module, 0x10, "main", "main.cc", 3)});
-    b->AddThread(100, "main", true);
-    uint64_t now = 5'000'000'000;
-    auto steps = [&](uint32_t first, uint32_t count) {
-      for (uint32_t step = first; step < first + count; ++step) {
-        now += kMs;  // host work
-        ApiCallRecord c;
-        c.thread_id = 100;
-        c.enter_ns = now;
-        c.exit_ns = now + 10 * kUs;
-        c.function = copy_fn;
-        c.stack = stack;
-        c.correlation_id = step;
-        c.stream = 7;
-        c.bytes = 4096;
-        c.copy_kind = 1;
-        b->AddApiCall(c);
-        GpuActivityRecord a;
-        a.start_ns = now + 20 * kUs;
-        a.end_ns = now + 200 * kUs;
-        a.correlation_id = step;
-        a.kind = tr::ACTIVITY_KIND_MEMCPY;
-        a.source = tr::ACTIVITY_SOURCE_CUPTI;
-        a.stream = 7;
-        a.bytes = c.bytes;
-        a.copy_kind = 1;
-        b->AddActivity(a);
-        now += 200 * kUs;
-      }
-    };
-    steps(1, 6000);
+    testing::AddCopyLoop(b.get(), {stack}, 6000);
     ASSERT_TRUE(b->FlushChunk());
     b->SymbolizeFrame(raw, "load_batch", "loader.cc", 12);
-    steps(6001, 6000);
+    testing::AddCopyLoop(b.get(), {stack}, 6000, "main", 6001);
     ASSERT_TRUE(b->Finish());
   }
   ChromeExportStats stats;

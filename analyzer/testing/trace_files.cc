@@ -345,12 +345,12 @@ std::string WriteLargeTrace(const std::string& path, uint64_t min_events, uint64
 }
 
 void AddCopyLoop(TraceBuilder* b, const std::vector<uint32_t>& stacks, uint32_t steps,
-                 std::string_view thread_name) {
+                 std::string_view thread_name, uint32_t first_step) {
   const uint32_t memcpy_fn = b->InternApiFunction("cudaMemcpyAsync", tr::API_CLASS_MEMCPY);
   b->AddThread(100, thread_name, true);
   constexpr uint64_t kMs = 1'000'000;
-  uint64_t now = 5'000'000'000;
-  for (uint32_t step = 1; step <= steps; ++step) {
+  uint64_t now = 5'000'000'000 + uint64_t{first_step - 1} * 25 * kMs;
+  for (uint32_t step = first_step; step < first_step + steps; ++step) {
     now += 20 * kMs;  // host work: no CUDA call
     ApiCallRecord c;
     c.thread_id = 100;

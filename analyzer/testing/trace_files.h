@@ -55,8 +55,10 @@ std::string WriteSizedTrace(const std::string& path, int steps = 10, int rank = 
 // step outside CUDA, then calls cudaMemcpyAsync (1 MiB, pageable source, stream 7, correlation =
 // step, 0.1 ms) whose copy runs from 0.2 to 5 ms after the call; step s's call has stack
 // stacks[s % stacks.size()]. So each step's ~20 ms of idle is host work charged by those stacks.
+// Steps first_step .. first_step + steps - 1, step s starting at 5 s + 25 ms·(s - 1): a second
+// call with the next first step continues the loop (after a chunk flushed between, say).
 void AddCopyLoop(gs::trace::testing::TraceBuilder* b, const std::vector<uint32_t>& stacks, uint32_t steps,
-                 std::string_view thread_name = "main");
+                 std::string_view thread_name = "main", uint32_t first_step = 1);
 
 // The benchmark's trace, at least `min_events` records: steps of 4 API calls + 4 activities (an
 // async pinned 1 MiB copy and three 20 µs kernels 1 µs apart, then 100 µs of host work), one
