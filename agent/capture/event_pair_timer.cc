@@ -85,13 +85,22 @@ bool EventPairTimer::Start(Recorder& recorder) {
   devices_ = new Device[kMaxDevices];
   stop_.store(false, std::memory_order_relaxed);
   running_.store(true, std::memory_order_release);
-  poller_ = new std::thread([this] { PollerLoop(); });
+  poller_started_ = StartAgentThread("gpustall-events", &EventPairTimer::PollerMain, this, &poller_) == 0;
+  if (!poller_started_) {
+    running_.store(false, std::memory_order_release);
+    return false;
+  }
   return true;
 }
 
+void* EventPairTimer::PollerMain(void* self) {
+  static_cast<EventPairTimer*>(self)->PollerLoop();
+  return nullptr;
+}
+
 void EventPairTimer::PollerLoop() {
-  ScopedAgentCudaCall agent_thread;  // every CUDA call of this thread is the agent's own
-  MarkAgentThread();                 // and its sleeps too (agent_thread.h)
+  // Every CUDA call of this thread is the agent's own (its sleeps are: StartAgentThread).
+  ScopedAgentCudaCall agent_thread;
   while (!stop_.load(std::memory_order_acquire)) {
     SleepMs(in_flight_.load(std::memory_order_relaxed) > 0 ? 2 : 10);
     Poll(false);
@@ -392,7 +401,6 @@ void EventPairTimer::Poll(bool forced) {
 
 EventPairTimer::~EventPairTimer() {
   Stop();
-  delete poller_;
   delete[] devices_;
   delete rt_;
 }
@@ -400,7 +408,8 @@ EventPairTimer::~EventPairTimer() {
 void EventPairTimer::Stop() {
   if (!running_.load(std::memory_order_acquire)) return;
   stop_.store(true, std::memory_order_release);
-  if (poller_ != nullptr && poller_->joinable()) poller_->join();
+  if (poller_started_) pthread_join(poller_, nullptr);
+  poller_started_ = false;
   {
     ScopedAgentCudaCall agent_call;
     Poll(true);
@@ -412,7 +421,7 @@ void EventPairTimer::OnForkChild() {
   // The poller thread does not exist in the child, and the parent's events belong to a CUDA
   // context the child cannot use: forget everything, free nothing.
   running_.store(false, std::memory_order_release);
-  poller_ = nullptr;
+  poller_started_ = false;
 }
 
 uint32_t EventPairTimer::StreamId(uint64_t stream) {

@@ -29,7 +29,7 @@
 //
 // Threads: BeforeGpuWork/AfterGpuWork run on application threads (inside the shim's wrapper) and
 // touch only the slot they claimed (lock-free claim) and one atomic (the last timed stream). Poll
-// runs on the timer's poller thread and on whoever calls Flush, one at a time; it converts a
+// runs on the timer's poller thread ("gpustall-events") and on whoever calls Flush, one at a time; it converts a
 // stream's completed work in device order (end time), so each chained start finds its
 // predecessor's end, and holds back work that completed while it was asking, whose predecessor
 // it may have found pending (Poll). The real runtime functions are called directly (never
@@ -42,7 +42,8 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <thread>
+
+#include <pthread.h>
 
 #include "agent/capture/cuda_api/cuda_api.h"
 #include "agent/record/events.h"
@@ -131,6 +132,7 @@ class EventPairTimer {
 
   bool EnsureDevice(int device);
   bool TakeReference(int device, int index);
+  static void* PollerMain(void* self);
   void PollerLoop();
   enum class Resolution { kPending, kResolved, kFailed };
   // Reads a slot whose end event has completed into its activity's times (the start too when the
@@ -153,7 +155,8 @@ class EventPairTimer {
   // untimed work.
   std::atomic<uint64_t> chain_key_{0};
   std::mutex poll_mutex_;  // serialises reference renewal (not the per-slot conversion)
-  std::thread* poller_ = nullptr;
+  pthread_t poller_{};  // "gpustall-events"
+  bool poller_started_ = false;
   static constexpr int kStreamTable = 1024;
   static constexpr int kChainStreamBits = 11;  // a chain's low bits: the StreamId
   std::atomic<uint64_t> stream_keys_[kStreamTable] = {};

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -160,19 +159,13 @@ bool ControlListener::Start(const Options& options, WindowController* controller
     unlink(socket_path_.c_str());
     return fail("cannot listen on the control socket " + socket_path_);
   }
-  // The thread gets no signals: they belong to the application's threads.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const int rc = pthread_create(&thread_, nullptr, &ThreadMain, this);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  const int rc = StartAgentThread("gpustall-ctl", &ThreadMain, this, &thread_);
   if (rc != 0) {
     unlink(socket_path_.c_str());
     errno = rc;
     return fail("cannot start the control thread");
   }
   thread_started_ = true;
-  pthread_setname_np(thread_, "gpustall-ctl");
   return true;
 }
 
@@ -182,7 +175,6 @@ void* ControlListener::ThreadMain(void* self) {
 }
 
 void ControlListener::Run() {
-  MarkAgentThread();  // its polls and reads are not the application's (agent_thread.h)
   uint64_t window_deadline = 0;  // 0: no timed window running
   while (!stopping_.load(std::memory_order_acquire)) {
     int timeout_ms = -1;

@@ -124,18 +124,12 @@ bool Sampler::Start(const SamplerOptions& options, std::string* note) {
       Log(LogLevel::kWarn, "sampler: cannot prepare the unwinder of blocked threads; they keep their leaf PC only");
   }
   ready_.store(true, std::memory_order_release);
-  // The sampler thread takes no signal: the application's belong to its own threads, and ours
-  // must never run on a thread that is not sampled.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const int rc = pthread_create(&thread_, nullptr, &Sampler::ThreadMain, this);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) {
+  // The sampler thread takes no signal (StartAgentThread): ours must never run on a thread that
+  // is not sampled.
+  if (StartAgentThread("gpustall-sample", &Sampler::ThreadMain, this, &thread_) != 0) {
     *note = "sampler: cannot start the sampler thread; sampling disabled";
     return false;
   }
-  pthread_setname_np(thread_, "gpustall-sample");
   started_ = true;
   return true;
 }
@@ -157,7 +151,6 @@ void* Sampler::ThreadMain(void* self) {
 }
 
 void Sampler::Run() {
-  MarkAgentThread();  // its waits and reads are not the application's (agent_thread.h)
   self_tid_ = static_cast<uint64_t>(syscall(SYS_gettid));
   uint64_t next = MonotonicNs() + period_ns_;
   while (true) {

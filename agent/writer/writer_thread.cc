@@ -1,7 +1,6 @@
 // writer_thread.cc — the writer thread's loop (see writer_thread.h).
 #include "agent/writer/writer_thread.h"
 
-#include <signal.h>
 
 #include <chrono>
 
@@ -15,15 +14,8 @@ bool WriterThread::Start(TraceWriter* writer, Mutex* writer_mu, uint32_t flush_m
   writer_mu_ = writer_mu;
   flush_ns_ = static_cast<uint64_t>(flush_ms) * 1000000u;
   owner_ = owner;
-  // The writer thread gets no signals: they belong to the application's threads.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const int rc = pthread_create(&thread_, nullptr, &WriterThread::Main, this);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) return false;
+  if (StartAgentThread("gpustall-writer", &WriterThread::Main, this, &thread_) != 0) return false;
   started_ = true;
-  pthread_setname_np(thread_, "gpustall-writer");
   return true;
 }
 
@@ -46,7 +38,6 @@ void* WriterThread::Main(void* arg) {
 }
 
 void WriterThread::Loop() {
-  MarkAgentThread();  // its waits and reads are not the application's (agent_thread.h)
   // Drain every 10 ms whatever GS_FLUSH_MS says: rings are sized for ~10 ms of a busy thread.
   constexpr auto kDrainPeriod = std::chrono::milliseconds(10);
   uint64_t last_flush = MonotonicNs();
