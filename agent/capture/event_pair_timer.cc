@@ -68,7 +68,7 @@ void SleepMs(int ms) {
 
 }  // namespace
 
-bool EventPairTimer::Start(Recorder& recorder) {
+bool EventPairTimer::Start(Recorder& recorder, bool poller_thread) {
   auto* rt = new Runtime{};
   if (!Find("cudaEventCreateWithFlags", &rt->EventCreateWithFlags) ||
       !Find("cudaEventRecord", &rt->EventRecord) || !Find("cudaEventQuery", &rt->EventQuery) ||
@@ -85,6 +85,7 @@ bool EventPairTimer::Start(Recorder& recorder) {
   devices_ = new Device[kMaxDevices];
   stop_.store(false, std::memory_order_relaxed);
   running_.store(true, std::memory_order_release);
+  if (!poller_thread) return true;
   poller_started_ = StartAgentThread("gpustall-events", &EventPairTimer::PollerMain, this, &poller_) == 0;
   if (!poller_started_) {
     running_.store(false, std::memory_order_release);
@@ -242,14 +243,21 @@ void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, cons
   slot.entry_ns = call.enter_ns;
   if (call.result != 0 ||
       rt_->EventRecord(slot.end, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
-    if (call.result == 0) {
-      failed_.fetch_add(1, std::memory_order_relaxed);
-      chain_key_.store(0, std::memory_order_release);  // the work went untimed
-    }
+    if (call.result == 0) failed_.fetch_add(1, std::memory_order_relaxed);
+    // The work went untimed, or there was none: the next work's predecessor is not this.
+    chain_key_.store(0, std::memory_order_release);
     slot.state.store(kFree, std::memory_order_release);
     return;
   }
   if (slot.chained) chained_.fetch_add(1, std::memory_order_relaxed);
+  // Numbered in this thread's order; a chained piece of work's predecessor is the thread's
+  // previous work in flight when that was on the same chain (else unknown: its start is its
+  // call's entry).
+  __attribute__((tls_model("initial-exec"))) static thread_local uint64_t sequence = 0;
+  __attribute__((tls_model("initial-exec"))) static thread_local uint64_t last_chain = 0;
+  slot.sequence = ++sequence;
+  slot.predecessor = slot.chained && last_chain == slot.chain ? slot.sequence - 1 : 0;
+  last_chain = slot.chain;
   GpuActivityEvent& a = slot.activity;
   std::memset(&a, 0, sizeof(a));
   a.source = ActivitySource::kEventPair;
@@ -285,26 +293,45 @@ void EventPairTimer::AfterGpuWork(uint64_t stream, uint32_t correlation_id, cons
   slot.state.store(kInFlight, std::memory_order_release);
 }
 
-EventPairTimer::Resolution EventPairTimer::Resolve(int device, Slot& slot, bool forced) {
+EventPairTimer::Resolution EventPairTimer::Resolve(int device, Slot& slot, bool forced, bool complete) {
   uint32_t expected = kInFlight;
   if (!slot.state.compare_exchange_strong(expected, kConverting, std::memory_order_acquire)) {
     return Resolution::kPending;
   }
-  if (forced) rt_->EventSynchronize(slot.end);
-  const cudaError_t query = rt_->EventQuery(slot.end);
-  if (query == cudaErrorNotReady) {
-    slot.state.store(kInFlight, std::memory_order_release);
-    return Resolution::kPending;
+  cudaError_t query = cudaSuccess;
+  if (!complete) {
+    // Asked with cudaEventQuery, as NVIDIA documents for polling (cudaEventElapsedTime's own
+    // cudaErrorNotReady is not guaranteed to carry the errors of pending work).
+    asked_.fetch_add(1, std::memory_order_relaxed);
+    if (forced) rt_->EventSynchronize(slot.end);
+    query = rt_->EventQuery(slot.end);
+    if (query == cudaErrorNotReady) {
+      slot.state.store(kInFlight, std::memory_order_release);
+      return Resolution::kPending;
+    }
   }
   const Reference& ref = devices_[device].references[slot.reference];
   float start_ms = 0, end_ms = 0;
-  const bool ok =
-      query == cudaSuccess &&
-      ref.generation.load(std::memory_order_acquire) == slot.reference_generation &&
-      (slot.chained || rt_->EventElapsedTime(&start_ms, ref.event, slot.start) == cudaSuccess) &&
-      rt_->EventElapsedTime(&end_ms, ref.event, slot.end) == cudaSuccess;
-  if (!ok) {
+  cudaError_t elapsed = query;
+  if (elapsed == cudaSuccess && !slot.chained) elapsed = rt_->EventElapsedTime(&start_ms, ref.event, slot.start);
+  if (elapsed == cudaSuccess) elapsed = rt_->EventElapsedTime(&end_ms, ref.event, slot.end);
+  if (elapsed == cudaErrorNotReady && complete) {
+    // Stream order said complete, the device did not: its stream is not the one the chain's later
+    // work went to (a destroyed stream's handle given to a new one). Asked again next time.
+    slot.state.store(kInFlight, std::memory_order_release);
+    return Resolution::kPending;
+  }
+  if (elapsed != cudaSuccess ||
+      ref.generation.load(std::memory_order_acquire) != slot.reference_generation) {
     failed_.fetch_add(1, std::memory_order_relaxed);
+    if (slot.chain != 0) {
+      // Its end is unknown: the chain's next work starts at its call's entry, and is not held
+      // waiting for this one.
+      ChainEnd& previous = chain_ends_[ChainEndIndex(slot.chain)];
+      if (previous.chain != slot.chain || previous.sequence < slot.sequence) {
+        previous = ChainEnd{slot.chain, slot.sequence, 0};
+      }
+    }
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
     slot.state.store(kFree, std::memory_order_release);
     return Resolution::kFailed;
@@ -316,20 +343,68 @@ EventPairTimer::Resolution EventPairTimer::Resolve(int device, Slot& slot, bool 
   return Resolution::kResolved;
 }
 
-void EventPairTimer::Finish(Slot& slot) {
+bool EventPairTimer::Finish(Slot& slot) {
+  ChainEnd& previous = chain_ends_[ChainEndIndex(slot.chain)];
+  const bool same = slot.chain != 0 && previous.chain == slot.chain;
+  if (slot.predecessor != 0 && same && previous.sequence < slot.predecessor) {
+    // Its predecessor (the one numbered before it, on this chain) is not converted yet: it was
+    // not yet in flight when the poll passed its slot. Converted next time, after it.
+    slot.state.store(kInFlight, std::memory_order_release);
+    return false;
+  }
   GpuActivityEvent a = slot.activity;
-  ChainEnd& previous = chain_ends_[(slot.chain * 0x9E3779B97F4A7C15ull) >> 52];  // 12 bits
-  const bool known = slot.chain != 0 && previous.chain == slot.chain;
+  const bool known = slot.predecessor != 0 && same && previous.sequence == slot.predecessor &&
+                     previous.end_ns != 0;
   if (slot.chained) {
     a.start_ns = std::max(slot.entry_ns, known ? previous.end_ns : 0);
     if (a.start_ns > a.end_ns) a.start_ns = a.end_ns;
   } else if (a.end_ns < a.start_ns) {
     a.end_ns = a.start_ns;
   }
-  if (slot.chain != 0) previous = ChainEnd{slot.chain, known ? std::max(previous.end_ns, a.end_ns) : a.end_ns};
+  if (slot.chain != 0 && (!same || previous.sequence < slot.sequence)) {
+    previous = ChainEnd{slot.chain, slot.sequence, known ? std::max(previous.end_ns, a.end_ns) : a.end_ns};
+  }
   recorder_->RecordGpuActivity(a);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
   slot.state.store(kFree, std::memory_order_release);
+  return true;
+}
+
+void EventPairTimer::ConvertChain(int device, const int* first, const int* last, bool forced) {
+  Device& d = devices_[device];
+  // Stream order: the chain's completed work is a prefix of it. The newest is asked first (in a
+  // launch-bound loop every one has completed by the next poll); when it has not, the prefix's
+  // end is found by halves (a deep queue: a few asks, not one a piece of work). A forced poll
+  // waits for each one it asks.
+  const int n = static_cast<int>(last - first);
+  uint8_t* asked = d.asked + (first - d.in_flight);  // kUnasked, kAskedResolved, kAskedNot
+  const auto ask = [&](int k) {
+    const bool resolved = Resolve(device, d.slots[first[k]], forced, /*complete=*/false) == Resolution::kResolved;
+    asked[k] = resolved ? kAskedResolved : kAskedNot;
+    return resolved;
+  };
+  for (int k = 0; k < n; ++k) asked[k] = kUnasked;
+  int newest = -1;
+  if (ask(n - 1)) {
+    newest = n - 1;
+  } else {
+    for (int lo = 0, hi = n - 1; lo < hi;) {  // the prefix ends in [lo, hi]
+      const int mid = lo + (hi - lo) / 2;
+      if (ask(mid)) {
+        newest = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+  }
+  for (int k = 0; k <= newest; ++k) {
+    // Not complete after all, or failed (its slot freed, maybe claimed again by now): skipped.
+    if (asked[k] == kAskedNot) continue;
+    Slot& slot = d.slots[first[k]];
+    if (asked[k] == kUnasked && Resolve(device, slot, forced, /*complete=*/true) != Resolution::kResolved) continue;
+    Finish(slot);  // or held, when its predecessor was left pending
+  }
 }
 
 void EventPairTimer::Poll(bool forced) {
@@ -340,49 +415,29 @@ void EventPairTimer::Poll(bool forced) {
     Device& d = devices_[device];
     if (!d.ready.load(std::memory_order_acquire)) continue;
     if (in_flight_.load(std::memory_order_relaxed) > 0 || forced) {
-      // The slots are asked one after another while the device goes on completing work and the
-      // application goes on submitting it, so a chained piece of work can be found complete while
-      // its predecessor was found pending, or was not yet in flight when its slot was passed (a
-      // poll preempted halfway takes milliseconds). Converted first, it would leave its own end
-      // as its predecessor's start. So once something is found complete, every slot is asked
-      // once more: a predecessor is in flight before its successor is even claimed and ends no
-      // later, so whatever precedes work found in the first pass is found now. What this second
-      // look finds ending after the first pass's last end may itself have a predecessor still
-      // outstanding: it is left for the next poll. (A forced poll has waited for every slot in
-      // flight; what is submitted while it runs, it leaves to the next one.)
-      int resolved = 0;
-      uint64_t last_end = 0;
+      // The slots in flight, by chain and, within one, in the order its thread put them in
+      // flight: stream order, in which its end events complete. Work put in flight while the
+      // slots are passed may be missed (left for the next poll) while a later one of its chain is
+      // seen: Finish holds that one back. (A forced poll has waited for the newest of each chain;
+      // what is submitted while it runs, it leaves to the next one.)
+      int count = 0;
       for (int i = 0; i < kSlotsPerDevice; ++i) {
-        Slot& slot = d.slots[i];
-        if (slot.state.load(std::memory_order_relaxed) == kInFlight &&
-            Resolve(device, slot, forced) == Resolution::kResolved) {
-          d.resolved[resolved++] = i;
-          last_end = std::max(last_end, slot.activity.end_ns);
-        }
+        if (d.slots[i].state.load(std::memory_order_acquire) == kInFlight) d.in_flight[count++] = i;
       }
-      if (resolved > 0 && !forced) {
-        for (int i = 0; i < kSlotsPerDevice; ++i) {
-          Slot& slot = d.slots[i];
-          if (slot.state.load(std::memory_order_relaxed) != kInFlight ||
-              Resolve(device, slot, forced) != Resolution::kResolved) {
-            continue;
-          }
-          if (slot.activity.end_ns <= last_end) {
-            d.resolved[resolved++] = i;
-          } else {
-            slot.state.store(kInFlight, std::memory_order_release);  // asked again next time
-          }
-        }
-      }
-      // Device order: a stream's work completes in submission order, so by end time each
-      // chained start meets its chain's previous end first (equal ends: the earlier call first).
-      std::sort(d.resolved, d.resolved + resolved, [&d](int x, int y) {
+      std::sort(d.in_flight, d.in_flight + count, [&d](int x, int y) {
         const Slot& a = d.slots[x];
         const Slot& b = d.slots[y];
-        if (a.activity.end_ns != b.activity.end_ns) return a.activity.end_ns < b.activity.end_ns;
-        return a.entry_ns < b.entry_ns;
+        if (a.chain != b.chain) return a.chain < b.chain;
+        return a.sequence < b.sequence;
       });
-      for (int i = 0; i < resolved; ++i) Finish(d.slots[d.resolved[i]]);
+      for (int* first = d.in_flight; first != d.in_flight + count;) {
+        int* last = first + 1;
+        // Work without a chain (the stream table was full) is asked on its own.
+        const uint64_t chain = d.slots[*first].chain;
+        while (chain != 0 && last != d.in_flight + count && d.slots[*last].chain == chain) ++last;
+        ConvertChain(device, first, last, forced);
+        first = last;
+      }
     }
     // Renew the reference so that elapsed times stay short (float ms). Pairs still pointing at the
     // slot being reused are dropped and counted (they would be > 14 s old).

@@ -29,11 +29,14 @@
 //
 // Threads: BeforeGpuWork/AfterGpuWork run on application threads (inside the shim's wrapper) and
 // touch only the slot they claimed (lock-free claim) and one atomic (the last timed stream). Poll
-// runs on the timer's poller thread ("gpustall-events") and on whoever calls Flush, one at a time; it converts a
-// stream's completed work in device order (end time), so each chained start finds its
-// predecessor's end, and holds back work that completed while it was asking, whose predecessor
-// it may have found pending (Poll). The real runtime functions are called directly (never
-// through the shim). A full slot pool is counted (overflowed) and the work goes untimed.
+// runs on the timer's poller thread ("gpustall-events") and on whoever calls Flush, one at a
+// time. It converts each chain's work (one thread's on one stream, numbered in the order the
+// thread put it in flight) in that order, so each chained start finds its predecessor's end, and
+// holds back work whose predecessor it has not converted yet (not yet in flight when its slot was
+// passed). It asks a chain's end events from the newest back and stops at the first that has
+// completed: stream order says every earlier one has (a launch-bound loop's poll asks one event,
+// not hundreds). The real runtime functions are called directly (never through the shim). A full
+// slot pool is counted (overflowed) and the work goes untimed.
 #ifndef GPUSTALL_AGENT_CAPTURE_EVENT_PAIR_TIMER_H_
 #define GPUSTALL_AGENT_CAPTURE_EVENT_PAIR_TIMER_H_
 
@@ -66,8 +69,9 @@ class EventPairTimer {
   EventPairTimer& operator=(const EventPairTimer&) = delete;
 
   // Resolves the runtime's event functions and starts the poller thread (which makes CUDA calls
-  // only once work has been timed). Returns false if the runtime lacks event support.
-  bool Start(Recorder& recorder);
+  // only once work has been timed; a test that polls alone starts none). Returns false if the
+  // runtime lacks event support.
+  bool Start(Recorder& recorder, bool poller_thread = true);
   // On the application thread, right before the real call that puts work on `stream`.
   void BeforeGpuWork(uint64_t stream);
   // Right after it; `call` describes the work (class, bytes, kinds, entry time), `launch` a
@@ -92,6 +96,9 @@ class EventPairTimer {
   uint64_t capturing() const { return capturing_.load(std::memory_order_relaxed); }
   // Pieces of work timed with their end event alone (chained to their stream's previous work).
   uint64_t chained() const { return chained_.load(std::memory_order_relaxed); }
+  // End events asked (cudaEventQuery or, forced, cudaEventSynchronize) by the polls so far: about
+  // one a chain a poll, not one a piece of work.
+  uint64_t asked() const { return asked_.load(std::memory_order_relaxed); }
 
   // The agent's small stream id for a cudaStream_t (GpuActivityEvent.stream_id in this mode): stable for
   // the life of the process, 1-based; 0 if the table is full.
@@ -105,6 +112,8 @@ class EventPairTimer {
     cudaEvent_t end = nullptr;
     bool chained = false;
     uint64_t chain = 0;           // its thread's number above its StreamId (kChainStreamBits), or 0
+    uint64_t sequence = 0;        // its thread's count of work put in flight, this one included
+    uint64_t predecessor = 0;     // chained: the sequence of the chain's work before it, or 0
     uint64_t entry_ns = 0;        // the submitting call's entry (CLOCK_MONOTONIC)
     int reference = 0;            // index into the device's references
     uint32_t reference_generation = 0;
@@ -126,7 +135,8 @@ class EventPairTimer {
     Reference references[kReferences];
     std::atomic<int> current{0};
     Slot slots[kSlotsPerDevice];
-    int resolved[kSlotsPerDevice];  // Poll's scratch: the slots it read, then sorts by end time
+    int in_flight[kSlotsPerDevice];  // Poll's scratch: the slots in flight, by chain and sequence
+    uint8_t asked[kSlotsPerDevice];  // ConvertChain's, beside in_flight: what each ask found
   };
   struct Runtime;  // the real functions
 
@@ -135,11 +145,22 @@ class EventPairTimer {
   static void* PollerMain(void* self);
   void PollerLoop();
   enum class Resolution { kPending, kResolved, kFailed };
+  enum : uint8_t { kUnasked, kAskedResolved, kAskedNot };
   // Reads a slot whose end event has completed into its activity's times (the start too when the
-  // slot has a start event) and keeps it claimed for Finish; a failed read frees it.
-  Resolution Resolve(int device, Slot& slot, bool forced);
-  // Dates a chained start from its chain's previous end, records the activity, frees the slot.
-  void Finish(Slot& slot);
+  // slot has a start event) and keeps it claimed for Finish; a failed read frees it. `complete`:
+  // stream order already says the end event has completed (a later one of its chain has), so it
+  // is not asked (a forced poll does not wait for it either).
+  Resolution Resolve(int device, Slot& slot, bool forced, bool complete);
+  // The slots [first, last) of d.in_flight, one chain's in sequence order: asked from the newest
+  // back until one has completed, which all before it then have. Finishes each in order; one
+  // whose predecessor in the chain is not converted yet waits for the next poll.
+  void ConvertChain(int device, const int* first, const int* last, bool forced);
+  // Dates a chained start from its chain's previous end, records the activity, frees the slot;
+  // or, when that end is not converted yet, puts the slot back in flight and returns false.
+  bool Finish(Slot& slot);
+  static int ChainEndIndex(uint64_t chain) {
+    return static_cast<int>((chain * 0x9E3779B97F4A7C15ull) >> 52);  // 12 bits: kChainEnds
+  }
 
   const Runtime* rt_ = nullptr;
   Recorder* recorder_ = nullptr;
@@ -151,6 +172,7 @@ class EventPairTimer {
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint64_t> capturing_{0};
   std::atomic<uint64_t> chained_{0};
+  std::atomic<uint64_t> asked_{0};
   // The chain (thread and stream) of the last work the process timed; 0 after a stream wait or
   // untimed work.
   std::atomic<uint64_t> chain_key_{0};
@@ -160,10 +182,12 @@ class EventPairTimer {
   static constexpr int kStreamTable = 1024;
   static constexpr int kChainStreamBits = 11;  // a chain's low bits: the StreamId
   std::atomic<uint64_t> stream_keys_[kStreamTable] = {};
-  // The end of each chain's last converted work, direct-mapped by chain (a chain whose entry was
-  // taken by another has no known end: its next start is its call's entry). Poll only.
+  // The end of each chain's last converted work and its sequence, direct-mapped by chain (a chain
+  // whose entry was taken by another has no known end: its next start is its call's entry; an
+  // end_ns of 0: that work's times could not be read). Poll only.
   struct ChainEnd {
     uint64_t chain = 0;
+    uint64_t sequence = 0;
     uint64_t end_ns = 0;
   };
   static constexpr int kChainEnds = 4096;

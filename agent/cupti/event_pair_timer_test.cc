@@ -227,5 +227,65 @@ TEST_F(EventChainTest, ThePollerIsANamedThreadThatTakesNoSignal) {
   }
 }
 
+// The same, polled by the test alone (no poller thread), to count what each poll asks.
+class EventPollTest : public EventChainTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(timer_.Start(recorder_, /*poller_thread=*/false));
+    ASSERT_EQ(cudaStreamCreate(&a_), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreate(&b_), cudaSuccess);
+  }
+  size_t Converted() {
+    std::lock_guard<std::mutex> lock(recorder_.mu);
+    return recorder_.activities.size();
+  }
+};
+
+// A chain's work completes in stream order, so a poll asks its newest end event, and only when
+// that one is pending, finds where the completed part ends by halves: a queue of 501 pieces of
+// work costs a poll about ten asks, not 501, and once it has drained, one.
+TEST_F(EventPollTest, APollAsksAChainsNewestEndEventAndThenByHalves) {
+  constexpr int kQueued = 500;
+  Launch(a_, simgpuKernel("poll_test_long_40ms", 40'000'000));
+  const void* tiny = simgpuKernel("poll_test_tiny_1us", 1000);
+  for (int i = 0; i < kQueued; ++i) Launch(a_, tiny);
+  uint64_t before = timer_.asked();
+  timer_.Poll(false);
+  // Behind 40 ms of work, none has completed (or, on a machine slow enough to take longer to
+  // launch them, a prefix has): 1 + log2(501) asks at most either way.
+  EXPECT_LE(timer_.asked() - before, 10u);
+  const size_t early = Converted();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  before = timer_.asked();
+  timer_.Poll(false);
+  EXPECT_EQ(timer_.asked() - before, early == kQueued + 1 ? 0u : 1u);
+  const std::vector<GpuActivityEvent> got = Collect();
+  ASSERT_EQ(got.size(), static_cast<size_t>(kQueued + 1));
+  EXPECT_EQ(timer_.chained(), static_cast<uint64_t>(kQueued));
+  EXPECT_GE(got[0].end_ns - got[0].start_ns, 40'000'000u);
+  for (int i = 1; i <= kQueued; ++i) {
+    // Queued behind its predecessor: it starts at that one's end, and takes its microsecond.
+    EXPECT_EQ(got[i].start_ns, std::max(entries_[i], got[i - 1].end_ns)) << "launch " << i;
+    EXPECT_GE(got[i].end_ns - got[i].start_ns, 900u) << "launch " << i;
+  }
+}
+
+// Two chains (one thread, two streams, alternating): after both have drained, a poll asks two
+// end events for 200 pieces of work.
+TEST_F(EventPollTest, APollAsksOneEndEventAChainOnceItsWorkHasCompleted) {
+  const void* kernel = simgpuKernel("poll_test_two_chains_2us", 2000);
+  for (int i = 0; i < 200; ++i) Launch(i % 2 == 0 ? a_ : b_, kernel);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const uint64_t before = timer_.asked();
+  timer_.Poll(false);
+  EXPECT_EQ(timer_.asked() - before, 2u);
+  EXPECT_EQ(Converted(), 200u);
+  const std::vector<GpuActivityEvent> got = Collect();
+  ASSERT_EQ(got.size(), 200u);
+  for (const GpuActivityEvent& k : got) {
+    EXPECT_GE(k.end_ns - k.start_ns, 2000u) << "correlation " << k.correlation_id;
+  }
+}
+
 }  // namespace
 }  // namespace gs
