@@ -324,14 +324,9 @@ EventPairTimer::Resolution EventPairTimer::Resolve(int device, Slot& slot, bool 
   if (elapsed != cudaSuccess ||
       ref.generation.load(std::memory_order_acquire) != slot.reference_generation) {
     failed_.fetch_add(1, std::memory_order_relaxed);
-    if (slot.chain != 0) {
-      // Its end is unknown: the chain's next work starts at its call's entry, and is not held
-      // waiting for this one.
-      ChainEnd& previous = chain_ends_[ChainEndIndex(slot.chain)];
-      if (previous.chain != slot.chain || previous.sequence < slot.sequence) {
-        previous = ChainEnd{slot.chain, slot.sequence, 0};
-      }
-    }
+    // Its end is unknown: the chain's next work starts at its call's entry, and is not held
+    // waiting for this one.
+    AdvanceChainEnd(slot, 0);
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
     slot.state.store(kFree, std::memory_order_release);
     return Resolution::kFailed;
@@ -343,14 +338,14 @@ EventPairTimer::Resolution EventPairTimer::Resolve(int device, Slot& slot, bool 
   return Resolution::kResolved;
 }
 
-bool EventPairTimer::Finish(Slot& slot) {
+void EventPairTimer::Finish(Slot& slot) {
   ChainEnd& previous = chain_ends_[ChainEndIndex(slot.chain)];
   const bool same = slot.chain != 0 && previous.chain == slot.chain;
   if (slot.predecessor != 0 && same && previous.sequence < slot.predecessor) {
     // Its predecessor (the one numbered before it, on this chain) is not converted yet: it was
     // not yet in flight when the poll passed its slot. Converted next time, after it.
     slot.state.store(kInFlight, std::memory_order_release);
-    return false;
+    return;
   }
   GpuActivityEvent a = slot.activity;
   const bool known = slot.predecessor != 0 && same && previous.sequence == slot.predecessor &&
@@ -361,13 +356,20 @@ bool EventPairTimer::Finish(Slot& slot) {
   } else if (a.end_ns < a.start_ns) {
     a.end_ns = a.start_ns;
   }
-  if (slot.chain != 0 && (!same || previous.sequence < slot.sequence)) {
-    previous = ChainEnd{slot.chain, slot.sequence, known ? std::max(previous.end_ns, a.end_ns) : a.end_ns};
-  }
+  AdvanceChainEnd(slot, known ? std::max(previous.end_ns, a.end_ns) : a.end_ns);
   recorder_->RecordGpuActivity(a);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
   slot.state.store(kFree, std::memory_order_release);
-  return true;
+}
+
+void EventPairTimer::AdvanceChainEnd(const Slot& slot, uint64_t end_ns) {
+  if (slot.chain == 0) return;
+  ChainEnd& previous = chain_ends_[ChainEndIndex(slot.chain)];
+  // Never back: a slot converted after a later one of its chain (it was not yet in flight when a
+  // poll passed its slot, and the later one was not chained to it) leaves the later one's end.
+  if (previous.chain != slot.chain || previous.sequence < slot.sequence) {
+    previous = ChainEnd{slot.chain, slot.sequence, end_ns};
+  }
 }
 
 void EventPairTimer::ConvertChain(int device, const int* first, const int* last, bool forced) {

@@ -156,8 +156,10 @@ class EventPairTimer {
   // whose predecessor in the chain is not converted yet waits for the next poll.
   void ConvertChain(int device, const int* first, const int* last, bool forced);
   // Dates a chained start from its chain's previous end, records the activity, frees the slot;
-  // or, when that end is not converted yet, puts the slot back in flight and returns false.
-  bool Finish(Slot& slot);
+  // or, when that end is not converted yet, puts the slot back in flight.
+  void Finish(Slot& slot);
+  // The slot's chain's last converted work is now this one, ending at end_ns (0: unknown).
+  void AdvanceChainEnd(const Slot& slot, uint64_t end_ns);
   static int ChainEndIndex(uint64_t chain) {
     return static_cast<int>((chain * 0x9E3779B97F4A7C15ull) >> 52);  // 12 bits: kChainEnds
   }
