@@ -1,8 +1,11 @@
 // agent_thread.cc
 #include "agent/core/agent_thread.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+
+#include <new>
 
 namespace gs {
 namespace agent_thread_internal {
@@ -32,7 +35,9 @@ void* RunAgentThread(void* start_arg) {
 }  // namespace
 
 int StartAgentThread(const char* name, void* (*main)(void*), void* arg, pthread_t* thread) {
-  auto* start = new AgentThreadStart{{}, main, arg};
+  // No exception out of the agent's start-up: a failed allocation is a failed start.
+  auto* start = new (std::nothrow) AgentThreadStart{{}, main, arg};
+  if (start == nullptr) return ENOMEM;
   strncpy(start->name, name, sizeof start->name - 1);
   // A new thread inherits its creator's mask: block everything around the create, then restore.
   sigset_t all, old;

@@ -29,7 +29,8 @@ inline bool IsAgentThread() { return agent_thread_internal::t_is_agent_thread; }
 // threads it samples), named `name` (at most 15 characters, "gpustall-...") so that top, py-spy
 // and whoever measures the agent tell it apart (before `main` runs and when this returns), and
 // marked (MarkAgentThread) before `main` runs.
-// Returns pthread_create's error, 0 on success.
+// Returns pthread_create's error (ENOMEM when its start record cannot be allocated), 0 on
+// success.
 int StartAgentThread(const char* name, void* (*main)(void*), void* arg, pthread_t* thread);
 
 }  // namespace gs
