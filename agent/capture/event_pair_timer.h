@@ -41,12 +41,11 @@
 #define GPUSTALL_AGENT_CAPTURE_EVENT_PAIR_TIMER_H_
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-
-#include <pthread.h>
 
 #include "agent/capture/cuda_api/cuda_api.h"
 #include "agent/record/events.h"

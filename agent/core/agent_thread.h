@@ -1,10 +1,10 @@
 // agent_thread.h — which threads are the agent's own (writer, sampler, control socket, event-pair
 // poller).
 //
-// Each is marked once when it starts (StartAgentThread). The shim's blocking-call wrappers pass such a thread's
-// calls straight through: libgsagent.so is linked -Bsymbolic, so the agent's own read(), poll()
-// and condition-variable waits bind to those very wrappers, and the writer's 10 ms wait must not
-// become a host wait of the traced process.
+// Each is marked once when it starts (StartAgentThread). The shim's blocking-call wrappers pass
+// such a thread's calls straight through: libgsagent.so is linked -Bsymbolic, so the agent's own
+// read(), poll() and condition-variable waits bind to those very wrappers, and the writer's 10 ms
+// wait must not become a host wait of the traced process.
 //
 // Thread safety: each thread reads and writes only its own flag; async-signal-safe.
 #ifndef GPUSTALL_AGENT_CORE_AGENT_THREAD_H_

@@ -1,7 +1,6 @@
 // writer_thread.cc — the writer thread's loop (see writer_thread.h).
 #include "agent/writer/writer_thread.h"
 
-
 #include <chrono>
 
 #include "agent/core/agent_thread.h"
