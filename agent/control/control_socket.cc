@@ -176,21 +176,35 @@ void* ControlListener::ThreadMain(void* self) {
 
 void ControlListener::Run() {
   uint64_t window_deadline = 0;  // 0: no timed window running
+  // The next periodic window's start (the first at once); 0: no schedule.
+  const uint64_t period = options_.periodic_ns;
+  uint64_t next_window = period != 0 ? NowNs() : 0;
   while (!stopping_.load(std::memory_order_acquire)) {
-    int timeout_ms = -1;
-    if (window_deadline != 0) {
-      const uint64_t now = NowNs();
-      timeout_ms = now >= window_deadline ? 0 : static_cast<int>((window_deadline - now) / 1000000u) + 1;
-    }
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    const int ready = poll(fds, 2, timeout_ms);
-    if (stopping_.load(std::memory_order_acquire)) break;
-    if (ready < 0 && errno != EINTR) break;  // nothing sensible left to do; the job goes on
-    if (window_deadline != 0 && NowNs() >= window_deadline) {
+    uint64_t now = NowNs();
+    if (window_deadline != 0 && now >= window_deadline) {
       window_deadline = 0;
       std::string facts, error;
       controller_->StopWindow(&facts, &error);  // fails only if already stopped: fine
     }
+    if (next_window != 0 && now >= next_window) {
+      std::string facts, error;
+      if (controller_->StartWindow(&facts, &error)) {
+        now = NowNs();  // opening a trace takes a while: the window's length counts from here
+        window_deadline = now + options_.periodic_window_ns;
+      } else if (controller_->Status().rfind("state=recording", 0) != 0) {
+        next_window = 0;  // not for lack of a free slot: the next periods would fail alike
+      }
+      // A late wake-up (a stopped process, a long window start) skips the periods it missed.
+      if (next_window != 0) next_window += ((now - next_window) / period + 1) * period;
+    }
+    int timeout_ms = -1;
+    uint64_t wake = window_deadline;
+    if (next_window != 0 && (wake == 0 || next_window < wake)) wake = next_window;
+    if (wake != 0) timeout_ms = now >= wake ? 0 : static_cast<int>((wake - now) / 1000000u) + 1;
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    const int ready = poll(fds, 2, timeout_ms);
+    if (stopping_.load(std::memory_order_acquire)) break;
+    if (ready < 0 && errno != EINTR) break;  // nothing sensible left to do; the job goes on
     if (ready <= 0 || (fds[0].revents & POLLIN) == 0) continue;
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;

@@ -4,7 +4,8 @@
 // it binds <run folder>/<pid>.sock (run_folder.h), and a background thread ("gpustall-ctl")
 // blocks in poll() on it. Each connection carries one request line and gets one reply line
 // (command.h). The listener turns `start`/`stop` into WindowController calls, and stops a window
-// started with a duration itself when the duration is up.
+// started with a duration itself when the duration is up, and opens and stops periodic windows
+// (GS_PERIODIC_MS) on its own clock.
 //
 // Who may talk to it: the folder is 0700, and every connection's peer credentials (SO_PEERCRED,
 // taken by the kernel at connect time, not claimed by the peer) must carry the owner's uid.
@@ -79,6 +80,13 @@ class ControlListener {
     uid_t uid = 0;           // the only uid allowed to connect (and the folder's owner)
     pid_t pid = 0;           // names the socket
     std::string identity;    // for status: job=... rank=... command=... (command last)
+    // GS_PERIODIC_MS: the thread itself opens a window every `periodic_ns` from its start (the
+    // first at once) and stops it after `periodic_window_ns` (shorter than the period). A start
+    // refused while another window records (one gsctl started) skips that period; one refused for
+    // any other reason (the agent disabled or finished, the trace not creatable) ends the
+    // schedule. 0: windows only on request.
+    uint64_t periodic_ns = 0;
+    uint64_t periodic_window_ns = 0;
   };
 
   ControlListener() = default;

@@ -11,13 +11,21 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace gs {
 namespace control {
 namespace {
 
-// Counts calls; "recording" between a successful start and stop.
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Counts calls; "recording" between a successful start and stop, whose times it keeps.
 class FakeWindows final : public WindowController {
  public:
   bool StartWindow(std::string* facts, std::string* error) override {
@@ -26,7 +34,15 @@ class FakeWindows final : public WindowController {
       *error = "already recording";
       return false;
     }
+    if (refuse) {
+      *error = "profiling is finished in this process";
+      return false;
+    }
     recording = true;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      opened_ns.push_back(MonotonicNs());
+    }
     *facts = "window=" + std::to_string(starts.load()) + " trace=/t.window-1.gstrace";
     return true;
   }
@@ -37,13 +53,30 @@ class FakeWindows final : public WindowController {
       return false;
     }
     recording = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      closed_ns.push_back(MonotonicNs());
+    }
     *facts = "window=1 trace=/t.window-1.gstrace";
     return true;
   }
   std::string Status() override { return recording ? "state=recording" : "state=standby"; }
   std::atomic<int> starts{0}, stops{0};
   std::atomic<bool> recording{false};
+  std::atomic<bool> refuse{false};  // a start fails as it does once the agent has finished
+  std::mutex mu;
+  std::vector<uint64_t> opened_ns, closed_ns;  // successful starts and stops
 };
+
+// Waits up to 5 s for `done`.
+template <typename Done>
+bool WaitFor(Done done) {
+  for (int i = 0; i < 5000; ++i) {
+    if (done()) return true;
+    usleep(1000);
+  }
+  return done();
+}
 
 const char kIdentity[] = "pid=42 job=j1 rank=3 local_rank=- command=python train.py --x";
 
@@ -177,6 +210,71 @@ TEST_F(ListenerTest, ATimedWindowIsStoppedByTheListener) {
   usleep(100000);
   EXPECT_TRUE(windows.recording);
   EXPECT_EQ(Request(listener.socket_path(), "stop\n").rfind("ok window=", 0), 0u);
+  listener.Stop();
+}
+
+TEST_F(ListenerTest, PeriodicWindowsOpenAtOnceThenEveryPeriodAndCloseAfterTheirLength) {
+  constexpr uint64_t kPeriodNs = 200'000'000, kWindowNs = 50'000'000;
+  options_.periodic_ns = kPeriodNs;
+  options_.periodic_window_ns = kWindowNs;
+  FakeWindows windows;
+  ControlListener listener;
+  std::string error;
+  const uint64_t started = MonotonicNs();
+  ASSERT_TRUE(listener.Start(options_, &windows, &error)) << error;
+  ASSERT_TRUE(WaitFor([&] { return windows.stops >= 3; })) << "three windows did not end within 5 s";
+  listener.Stop();
+  std::lock_guard<std::mutex> lock(windows.mu);
+  ASSERT_GE(windows.closed_ns.size(), 3u);
+  ASSERT_GE(windows.opened_ns.size(), windows.closed_ns.size());
+  // The first at once (well before a period has passed, even on a loaded machine).
+  EXPECT_LT(windows.opened_ns[0] - started, kPeriodNs);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_GE(windows.closed_ns[i] - windows.opened_ns[i], kWindowNs) << "window " << i + 1 << " ended early";
+    // Each window ends before the next begins (it is stopped, not left to the next start).
+    if (i + 1 < windows.opened_ns.size()) {
+      EXPECT_LT(windows.closed_ns[i], windows.opened_ns[i + 1]);
+    }
+    // Starts follow the period from the first one, never early (poll's timeout rounds up).
+    if (i > 0) {
+      EXPECT_GE(windows.opened_ns[i] - windows.opened_ns[0], i * kPeriodNs) << "window " << i + 1;
+    }
+  }
+}
+
+TEST_F(ListenerTest, APeriodicStartSkipsAPeriodWhileGsctlsWindowRecords) {
+  options_.periodic_ns = 100'000'000;
+  options_.periodic_window_ns = 20'000'000;
+  FakeWindows windows;
+  ControlListener listener;
+  std::string error;
+  ASSERT_TRUE(listener.Start(options_, &windows, &error)) << error;
+  ASSERT_TRUE(WaitFor([&] { return windows.stops >= 1; }));
+  // An untimed window from gsctl: the periodic starts meanwhile are refused, and it goes on.
+  ASSERT_EQ(Request(listener.socket_path(), "start\n").rfind("ok window=", 0), 0u);
+  const int starts = windows.starts;
+  ASSERT_TRUE(WaitFor([&] { return windows.starts >= starts + 2; })) << "no periodic start came";
+  EXPECT_TRUE(windows.recording) << "the periodic schedule stopped gsctl's window";
+  EXPECT_EQ(windows.stops, 1);
+  // Stopped by gsctl: the schedule resumes with the next period.
+  ASSERT_EQ(Request(listener.socket_path(), "stop\n").rfind("ok window=", 0), 0u);
+  EXPECT_TRUE(WaitFor([&] { return windows.stops >= 3; })) << "the schedule did not resume";
+  listener.Stop();
+}
+
+TEST_F(ListenerTest, APeriodicStartRefusedForAnotherReasonEndsTheSchedule) {
+  options_.periodic_ns = 20'000'000;
+  options_.periodic_window_ns = 5'000'000;
+  FakeWindows windows;
+  windows.refuse = true;
+  ControlListener listener;
+  std::string error;
+  ASSERT_TRUE(listener.Start(options_, &windows, &error)) << error;
+  ASSERT_TRUE(WaitFor([&] { return windows.starts >= 1; }));
+  usleep(200000);  // ten periods
+  EXPECT_EQ(windows.starts, 1) << "the schedule went on asking a finished agent";
+  // gsctl is still served.
+  EXPECT_EQ(Request(listener.socket_path(), "status\n").rfind("ok pid=42 state=standby", 0), 0u);
   listener.Stop();
 }
 

@@ -122,7 +122,7 @@ void Activate() {
   parts->base_path = ExpandOutputPath(config.output, facts);
   parts->output_path = parts->base_path;
 
-  if (config.on_demand) return EnterStandby(parts);
+  if (config.on_demand || PeriodicWindows(config)) return EnterStandby(parts);
   std::string why;
   if (!OpenTrace(parts, parts->base_path, 0, &why)) {
     if (!parts->source_created) {

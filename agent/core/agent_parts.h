@@ -104,8 +104,12 @@ void RegisterExitHandlerAfterRuntime();
 // Ends recording of this process image (exit or exec).
 void FinishRecording(gpustall::trace::EndReason reason, const char* detail);
 
-// GS_ON_DEMAND=1: starts the control listener and leaves the agent in standby (on_demand.cc).
+// GS_ON_DEMAND=1 or GS_PERIODIC_MS: starts the control listener (which opens the periodic
+// windows) and leaves the agent in standby (on_demand.cc).
 void EnterStandby(AgentParts* parts);
+// Whether `config` asks for periodic windows: a period, and a window shorter than it (a window
+// as long as its period is continuous recording, done without windows; said once on stderr).
+bool PeriodicWindows(const Config& config);
 
 // Preserves errno across the agent's slow paths.
 class ErrnoSaver {

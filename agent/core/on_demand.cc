@@ -1,4 +1,5 @@
-// on_demand.cc — GS_ON_DEMAND=1: dormant until gsctl opens a capture window.
+// on_demand.cc — GS_ON_DEMAND=1: dormant until gsctl opens a capture window; GS_PERIODIC_MS:
+// dormant between the windows the control listener opens on its own clock.
 //
 // Activation builds everything cheap (config, rings, stack capturer) and starts the control
 // listener (agent/control/); the state is kStandby, so every intercepted call passes straight
@@ -100,6 +101,14 @@ std::string ReplyWord(std::string text) {
 
 }  // namespace
 
+bool PeriodicWindows(const Config& config) {
+  if (config.periodic_ms == 0) return false;
+  if (config.periodic_window_ms < config.periodic_ms) return true;
+  Log(LogLevel::kWarn, "GS_PERIODIC_WINDOW_MS=%d is not shorter than GS_PERIODIC_MS=%d: recording continuously",
+      config.periodic_window_ms, config.periodic_ms);
+  return false;
+}
+
 void EnterStandby(AgentParts* parts) {
   parts->recorder->SetEnabled(false);
   nvtx::NvtxCollector::Instance().SetBetweenWindows(true);
@@ -114,6 +123,12 @@ void EnterStandby(AgentParts* parts) {
   options.folder = control::RunFolderPath(getenv("XDG_RUNTIME_DIR"), geteuid());
   options.uid = geteuid();
   options.pid = static_cast<pid_t>(parts->pid);
+  const Config& config = parts->config;
+  const bool periodic = config.periodic_ms != 0 && config.periodic_window_ms < config.periodic_ms;
+  if (periodic) {
+    options.periodic_ns = static_cast<uint64_t>(config.periodic_ms) * 1000000u;
+    options.periodic_window_ns = static_cast<uint64_t>(config.periodic_window_ms) * 1000000u;
+  }
   options.identity = "pid=" + std::to_string(parts->pid) + " job=" + ReplyWord(job.job_id) +
                      " rank=" + (job.rank ? std::to_string(*job.rank) : "-") +
                      " local_rank=" + (job.local_rank ? std::to_string(*job.local_rank) : "-") +
@@ -123,14 +138,19 @@ void EnterStandby(AgentParts* parts) {
   parts->listener = new control::ControlListener();
   std::string error;
   if (!parts->listener->Start(options, windows, &error)) {
-    Log(LogLevel::kWarn, "on-demand capture unavailable: %s; profiling disabled", error.c_str());
+    Log(LogLevel::kWarn, "%s unavailable: %s; profiling disabled",
+        periodic ? "periodic capture windows" : "on-demand capture", error.c_str());
     g_state.store(static_cast<int>(AgentState::kDisabled), std::memory_order_release);
     return;  // `parts` leaked, as on every failed activation
   }
   InstallProcessHooks();
   g_parts.store(parts, std::memory_order_release);
   g_state.store(static_cast<int>(AgentState::kStandby), std::memory_order_release);
-  Log(LogLevel::kInfo, "on demand: waiting for gsctl on %s", parts->listener->socket_path().c_str());
+  if (periodic)
+    Log(LogLevel::kInfo, "periodic: a %d ms window every %d ms; gsctl on %s", config.periodic_window_ms,
+        config.periodic_ms, parts->listener->socket_path().c_str());
+  else
+    Log(LogLevel::kInfo, "on demand: waiting for gsctl on %s", parts->listener->socket_path().c_str());
 }
 
 }  // namespace core

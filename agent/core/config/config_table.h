@@ -84,6 +84,14 @@
     "Verbosity of the agent's `gpustall:` lines on stderr.")                                     \
   X(on_demand, bool, kBool, GS_ON_DEMAND, "0", 0, 0, "",                                         \
     "1: load dormant (nothing recorded) and listen for gsctl, which starts and stops capture "   \
-    "windows, one trace file each (gsrun --on-demand).")
+    "windows, one trace file each (gsrun --on-demand).")                                         \
+  X(periodic_ms, int, kInt, GS_PERIODIC_MS, "0", 0, 86400000, "",                                \
+    "0: record from start to exit; N: record in capture windows instead, one starting every N "  \
+    "ms from the agent's start, GS_PERIODIC_WINDOW_MS long, dormant between (a trace file each, " \
+    "as gsctl's windows; gsctl works too): the cost is the recording's times the fraction "      \
+    "recorded, plus the dormant agent's.")                                                       \
+  X(periodic_window_ms, int, kInt, GS_PERIODIC_WINDOW_MS, "5000", 10, 86400000, "",              \
+    "Length of each GS_PERIODIC_MS window; not shorter than the period means recording "         \
+    "continuously.")
 
 #endif  // GPUSTALL_AGENT_CORE_CONFIG_CONFIG_TABLE_H_
