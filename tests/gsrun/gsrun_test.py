@@ -31,7 +31,7 @@ LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_
                  "PMIX_NAMESPACE")
 # Prints the variables gsrun sets, one NAME=VALUE a line (NAME= when unset).
 SHOW_ENV = ["sh", "-c", 'for v in LD_PRELOAD CUDA_INJECTION64_PATH GS_OUTPUT GS_STACKS GS_STACK_DEPTH '
-            'GS_BUFFER_MB GS_CUPTI GS_LOG GS_FLUSH_MS; do eval "echo $v=\\${$v-}"; done']
+            'GS_BUFFER_MB GS_CUPTI GS_LOG GS_FLUSH_MS GS_PERIODIC_MS GS_PERIODIC_WINDOW_MS; do eval "echo $v=\\${$v-}"; done']
 TIMEOUT = 60
 SIGNAL_TIMEOUT = 5  # a signal that was not forwarded: the command would run forever
 
@@ -293,6 +293,8 @@ def case_agent_missing(args):
     check(rc == 2 and "--stacks" in err, "--stacks sideways: status %d, %r" % (rc, err))
     rc, _, err = c.run(["--depth", "500", "true"])
     check(rc == 2 and "--depth" in err, "--depth 500: status %d, %r" % (rc, err))
+    rc, _, err = c.run(["--window", "5", "true"])
+    check(rc == 2 and "--window" in err and "10" in err, "--window 5: status %d, %r" % (rc, err))
     rc, _, err = c.run([])
     check(rc == 2 and "no command" in err, "no command: status %d, %r" % (rc, err))
     # A bad GS_* value in the environment is refused the same way (the agent's own check), and so
@@ -317,10 +319,11 @@ def case_symlink(args):
 def case_options(args):
     """Options map to GS_* variables; other GS_* pass through; -o resolves %j and makes paths absolute."""
     c = Case(args, "options")
-    env, _ = c.shown_env(["-q", "--stacks", "fp", "--depth", "8", "--buffer-mb=16", "--no-cupti", "--log", "info"],
+    env, _ = c.shown_env(["-q", "--stacks", "fp", "--depth", "8", "--buffer-mb=16", "--no-cupti", "--log", "info",
+                          "--every", "60000", "--window=6000"],
                          {"GS_FLUSH_MS": "250", "GS_STACKS": "none"})
     want = {"GS_STACKS": "fp", "GS_STACK_DEPTH": "8", "GS_BUFFER_MB": "16", "GS_CUPTI": "off", "GS_LOG": "info",
-            "GS_FLUSH_MS": "250"}
+            "GS_FLUSH_MS": "250", "GS_PERIODIC_MS": "60000", "GS_PERIODIC_WINDOW_MS": "6000"}
     for k, v in want.items():
         check(env.get(k) == v, "%s=%r, want %r" % (k, env.get(k), v))
     env, _ = c.shown_env(["-q", "-o", "out/%j-%h-r%r-%p.gstrace"], {"SLURM_JOB_ID": "99"})

@@ -57,8 +57,8 @@ class Case:
         env.update(extra or {})
         return env
 
-    def start_workload(self, steps=100000, extra=None):
-        cmd = [self.args.gsrun, "--on-demand", "-q", "-o", self.traces + "/", "--"] + \
+    def start_workload(self, steps=100000, extra=None, mode=("--on-demand",)):
+        cmd = [self.args.gsrun] + list(mode) + ["-q", "-o", self.traces + "/", "--"] + \
             shlex.split(self.args.workload) + ["--steps", str(steps)]
         self.stderr_path = os.path.join(self.dir, "workload.stderr")
         self.proc = subprocess.Popen(cmd, env=self.environ(extra), cwd=self.dir,
@@ -200,6 +200,58 @@ def case_windows(args):
         check(p.returncode == 0 and "load_batch" in report,
               "window %d: gsanalyze report rc=%d, no load_batch in:\n%s\n%s" % (n, p.returncode, report[-2000:],
                                                                              p.stderr.decode()[-1000:]))
+
+
+def case_periodic(args):
+    """gsrun --every/--window (GS_PERIODIC_MS): windows open by themselves, the first at the start;
+    each is a complete trace of its own time only, the process is dormant between them (gsctl
+    says standby), and the window open at the exit is written then."""
+    c = Case(args, "periodic")
+    period_ms, window_ms = 1000, 300
+    # ~3.2 s of steps (one every ~20 ms): windows at 0, 1 and 2 s, and at 3 s the one the exit ends.
+    c.start_workload(steps=160, mode=("--every", str(period_ms), "--window", str(window_ms)))
+    standby_seen = False
+    try:
+        if not c.wait_listening():
+            return
+        # Asked for its state while it runs, the process must be in standby at least once.
+        deadline = time.monotonic() + 100
+        while c.proc.poll() is None and time.monotonic() < deadline:
+            rc, out, err = c.gsctl("status", "--pid", str(c.proc.pid))
+            standby_seen = standby_seen or (rc == 0 and "standby" in out)
+            time.sleep(0.05)
+        rc = c.proc.wait(timeout=20)
+        check(rc == 0, "the workload exited %s; stderr: %s" % (rc, c.stderr()))
+    finally:
+        c.kill()
+    check(standby_seen, "gsctl never saw the process dormant between windows")
+    check(len(c.trace_files()) >= 3, "fewer than three windows in ~3 s: %s; stderr: %s" % (c.trace_files(), c.stderr()))
+    files = c.trace_files()
+    base = os.path.join(c.traces, "%s-rnorank-%d" % (os.uname().nodename, c.proc.pid))
+    expected = [base + ".window-%d.gstrace" % n for n in range(1, len(files) + 1)]
+    if not check(files == expected, "trace files %s, expected %s" % (files, expected)):
+        return
+    spans = []
+    for n, trace in enumerate(files, 1):
+        records = c.dump(trace)
+        api = [r for r in records if r["type"] == "api"]
+        ends = [r for r in records if r["type"] == "end"]
+        check(ends and ends[0]["clean_end"] and ends[0]["damage"] == 0, "window %d: not a complete trace: %s" % (n, ends))
+        if not check(len(api) > 5, "window %d: %d API calls" % (n, len(api))):
+            continue
+        first, last = min(r["enter_ns"] for r in api), max(r["exit_ns"] for r in api)
+        spans.append((first, last))
+        # Its own window only: a window's calls span at most its length (and the exit's window less).
+        check(last - first <= window_ms * 10**6, "window %d: API calls over %.0f ms" % (n, (last - first) / 1e6))
+    # Dormant between: from one window's last call to the next one's first, at least the period less
+    # the window (the next start comes a period after the last, never early).
+    for n in range(1, len(spans)):
+        gap = spans[n][0] - spans[n - 1][1]
+        check(gap >= (period_ms - window_ms) * 10**6, "windows %d and %d only %.0f ms apart" % (n, n + 1, gap / 1e6))
+    p = subprocess.run([args.gsanalyze, "report", files[0]], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    check(p.returncode == 0 and "load_batch" in p.stdout.decode(errors="replace"),
+          "window 1: gsanalyze report rc=%d: %s" % (p.returncode, p.stdout.decode(errors="replace")[-2000:]))
 
 
 def case_dormant_exit(args):

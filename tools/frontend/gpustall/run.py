@@ -53,6 +53,9 @@ options:
       --no-cupti    interposition only, no CUPTI (GS_CUPTI=off)
       --on-demand   load the agent dormant: nothing is recorded until `gpustall start` opens a
                     capture window (each window is a trace of its own; GS_ON_DEMAND=1)
+      --every MS    record in capture windows, one every MS milliseconds from the start, dormant
+                    between: the cost times the fraction recorded (GS_PERIODIC_MS)
+      --window MS   each --every window's length, default 5000 (GS_PERIODIC_WINDOW_MS)
       --log LEVEL   agent messages: quiet, warn, info or debug (GS_LOG)
       --analyze     when COMMAND ends, print `gsanalyze report` of the traces it wrote on
                     stderr; the exit status stays COMMAND's
@@ -71,7 +74,7 @@ start it (bad option or setting, program or agent not found).
 
 # option -> GS_* variable it sets (value options), and flags with their fixed value.
 VALUE_OPTIONS = {"--stacks": "GS_STACKS", "--depth": "GS_STACK_DEPTH", "--buffer-mb": "GS_BUFFER_MB",
-                 "--log": "GS_LOG"}
+                 "--log": "GS_LOG", "--every": "GS_PERIODIC_MS", "--window": "GS_PERIODIC_WINDOW_MS"}
 FLAG_SETTINGS = {"--no-cupti": ("GS_CUPTI", "off"), "--on-demand": ("GS_ON_DEMAND", "1")}
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
 
