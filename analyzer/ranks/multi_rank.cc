@@ -197,10 +197,21 @@ std::vector<const RankSummary*> RanksInRowOrder(const std::vector<RankSummary>& 
   return ranks;
 }
 
+bool OneProcess(const std::vector<RankSummary>& ranks) {
+  for (const RankSummary& r : ranks) {
+    const RankSummary& first = ranks.front();
+    if (r.capture_window == 0 || r.pid != first.pid || r.rank != first.rank || r.host_name != first.host_name ||
+        r.host_id != first.host_id || r.boot_id != first.boot_id)
+      return false;
+  }
+  return !ranks.empty();
+}
+
 RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
   RanksSection out;
   const std::vector<const RankSummary*> ranks = RanksInRowOrder(input);
-  out.present = ranks.size() > 1 || (ranks.size() == 1 && ranks[0]->rank.has_value());
+  // Several traces of one process (its capture windows: GS_PERIODIC_MS, gsctl) are not a job.
+  out.present = ranks.size() == 1 ? ranks[0]->rank.has_value() : !OneProcess(input);
   if (!out.present) return out;
 
   for (const RankSummary* r : ranks) {

@@ -126,8 +126,13 @@ inline const RankStep& ComparedStep(const RankSummary& r, const RankRow& row, si
 // The ranks in the order of RanksSection::rows (by rank, then input order).
 std::vector<const RankSummary*> RanksInRowOrder(const std::vector<RankSummary>& ranks);
 
+// True when every summary is a capture window (RankSummary::capture_window) of one process: the
+// same pid, rank, host and boot. False for none.
+bool OneProcess(const std::vector<RankSummary>& ranks);
+
 // Merges `ranks` (in any order). A section is `present` with two or more ranks, or one whose
-// trace carries a rank number.
+// trace carries a rank number; not for several traces of one process (OneProcess): its windows
+// are not ranks to compare.
 RanksSection AnalyzeRanks(const std::vector<RankSummary>& ranks);
 
 }  // namespace gs::analyzer

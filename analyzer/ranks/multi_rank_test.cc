@@ -202,6 +202,37 @@ TEST(MultiRankTest, OneTraceWithoutRankIsNotAJob) {
   EXPECT_FALSE(AnalyzeRanks(one).present);
 }
 
+TEST(MultiRankTest, CaptureWindowsOfOneProcessAreNotAJob) {
+  std::vector<RankSummary> windows(3);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    RankSummary& w = windows[i];
+    w.capture_window = static_cast<uint32_t>(i + 1);
+    w.pid = 4242;
+    w.rank = 0;
+    w.host_name = "node1";
+    w.boot_id = "b1";
+    w.wall_ns = 1000;
+  }
+  EXPECT_TRUE(OneProcess(windows));
+  EXPECT_FALSE(AnalyzeRanks(windows).present);
+  // Another process on the same host (a rank, or the same pid after a reboot) makes it a job.
+  for (auto other : {+[](RankSummary* r) { r->rank = 1; }, +[](RankSummary* r) { r->pid = 4243; },
+                     +[](RankSummary* r) { r->boot_id = "b2"; }, +[](RankSummary* r) { r->host_name = "node2"; }}) {
+    std::vector<RankSummary> job = windows;
+    other(&job.back());
+    EXPECT_FALSE(OneProcess(job));
+    const RanksSection r = AnalyzeRanks(job);
+    EXPECT_TRUE(r.present);
+    EXPECT_EQ(r.rows.size(), 3u);
+  }
+  EXPECT_FALSE(OneProcess({}));
+  // Whole-process traces with one identity (a synthetic job, a trace given twice) stay ranks.
+  std::vector<RankSummary> whole = windows;
+  whole[1].capture_window = 0;
+  EXPECT_FALSE(OneProcess(whole));
+  EXPECT_TRUE(AnalyzeRanks(whole).present);
+}
+
 TEST(MultiRankTest, CollectiveKernelsAreRecognisedByNcclNames) {
   EXPECT_TRUE(IsCollectiveKernelName("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
   EXPECT_TRUE(IsCollectiveKernelName("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
@@ -216,6 +247,7 @@ TEST(SummaryFileTest, EncodeDecodeRoundTripsEveryField) {
   s.job_id = "job7";
   s.world_size = 4;
   s.trace_id = 0xfeedULL;
+  s.capture_window = 3;
   s.clock_monotonic_ns = 11;
   s.clock_realtime_ns = 22;
   s.clock_uncertainty_ns = 33;
@@ -229,6 +261,7 @@ TEST(SummaryFileTest, EncodeDecodeRoundTripsEveryField) {
   EXPECT_EQ(d->source, s.source);
   EXPECT_EQ(d->rank, s.rank);
   EXPECT_EQ(d->world_size, s.world_size);
+  EXPECT_EQ(d->capture_window, 3u);
   EXPECT_EQ(d->trace_id, s.trace_id);
   EXPECT_EQ(d->clock_realtime_ns, 22u);
   EXPECT_EQ(d->clock, RankClock::kHeader);

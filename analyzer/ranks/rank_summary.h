@@ -63,6 +63,7 @@ struct RankSummary {
   int64_t pid = 0;
   std::optional<int32_t> rank, world_size;
   uint64_t trace_id = 0;
+  uint32_t capture_window = 0;      // its header's capture_window (1, 2, ...); 0: the whole process
   // The header's start_clock: CLOCK_MONOTONIC and CLOCK_REALTIME read together.
   uint64_t clock_monotonic_ns = 0, clock_realtime_ns = 0, clock_uncertainty_ns = 0;
   RankClock clock = RankClock::kHeader;

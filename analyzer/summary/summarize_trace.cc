@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "analyzer/analysis/analyze_traces.h"
 #include "analyzer/classify/site_frame.h"
@@ -88,6 +89,10 @@ void RankSummaryObserver::BeginTrace(size_t, const TraceImporter& importer, cons
   if (h.has_rank()) s.rank = h.rank();
   if (h.has_world_size()) s.world_size = h.world_size();
   s.trace_id = h.trace_id();
+  for (const auto& kv : h.settings()) {
+    uint32_t window = 0;
+    if (kv.key() == "capture_window" && absl::SimpleAtoi(kv.value(), &window)) s.capture_window = window;
+  }
   s.clock_monotonic_ns = h.start_clock().monotonic_ns();
   s.clock_realtime_ns = h.start_clock().realtime_ns();
   s.clock_uncertainty_ns = h.start_clock().uncertainty_ns();

@@ -37,6 +37,7 @@ std::string EncodeRankSummary(const RankSummary& s) {
   if (s.rank) m.set_rank(*s.rank);
   if (s.world_size) m.set_world_size(*s.world_size);
   m.set_trace_id(s.trace_id);
+  m.set_capture_window(s.capture_window);
   m.set_clock_monotonic_ns(s.clock_monotonic_ns);
   m.set_clock_realtime_ns(s.clock_realtime_ns);
   m.set_clock_uncertainty_ns(s.clock_uncertainty_ns);
@@ -98,6 +99,7 @@ absl::StatusOr<RankSummary> DecodeRankSummary(const std::string& bytes, const st
   if (m.has_rank()) s.rank = m.rank();
   if (m.has_world_size()) s.world_size = m.world_size();
   s.trace_id = m.trace_id();
+  s.capture_window = m.capture_window();
   s.clock_monotonic_ns = m.clock_monotonic_ns();
   s.clock_realtime_ns = m.clock_realtime_ns();
   s.clock_uncertainty_ns = m.clock_uncertainty_ns();
