@@ -188,9 +188,11 @@ void ControlListener::Run() {
     }
     if (next_window != 0 && now >= next_window) {
       std::string facts, error;
+      // The window's length counts from its start, its opening included (the agent records calls
+      // from early in it: agent/core/trace_session.cc).
       if (controller_->StartWindow(&facts, &error)) {
-        now = NowNs();  // opening a trace takes a while: the window's length counts from here
         window_deadline = now + options_.periodic_window_ns;
+        now = NowNs();
       } else if (controller_->Status().rfind("state=recording", 0) != 0) {
         next_window = 0;  // not for lack of a free slot: the next periods would fail alike
       }

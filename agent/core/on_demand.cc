@@ -49,6 +49,7 @@ class AgentWindowedRecording final : public WindowedRecording {
     parts->recorder->SetEnabled(true);
     nvtx::NvtxCollector::Instance().SetBetweenWindows(false);
     if (!OpenTrace(parts, control::WindowTracePath(parts->base_path, window), window, why)) {
+      g_state.store(static_cast<int>(AgentState::kStandby), std::memory_order_release);
       parts->recorder->SetEnabled(false);
       nvtx::NvtxCollector::Instance().SetBetweenWindows(true);
       {
@@ -136,16 +137,19 @@ void EnterStandby(AgentParts* parts) {
   // All never freed: the listener thread may still be serving while static destructors run.
   auto* windows = new control::CaptureWindows(new AgentWindowedRecording(), &parts->window_mu);
   parts->listener = new control::ControlListener();
+  // Published before the listener starts: its thread opens the first periodic window at once,
+  // and a window needs the agent's parts in standby (CaptureWindows refuses it otherwise).
+  g_parts.store(parts, std::memory_order_release);
+  g_state.store(static_cast<int>(AgentState::kStandby), std::memory_order_release);
   std::string error;
   if (!parts->listener->Start(options, windows, &error)) {
     Log(LogLevel::kWarn, "%s unavailable: %s; profiling disabled",
         periodic ? "periodic capture windows" : "on-demand capture", error.c_str());
     g_state.store(static_cast<int>(AgentState::kDisabled), std::memory_order_release);
+    g_parts.store(nullptr, std::memory_order_release);
     return;  // `parts` leaked, as on every failed activation
   }
   InstallProcessHooks();
-  g_parts.store(parts, std::memory_order_release);
-  g_state.store(static_cast<int>(AgentState::kStandby), std::memory_order_release);
   if (periodic)
     Log(LogLevel::kInfo, "periodic: a %d ms window every %d ms; gsctl on %s", config.periodic_window_ms,
         config.periodic_ms, parts->listener->socket_path().c_str());

@@ -6,6 +6,7 @@
 
 #include "agent/capture/cuda_device.h"
 #include "agent/core/agent_parts.h"
+#include "agent/core/clock.h"
 #include "agent/core/log.h"
 #include "agent/core/trace_header.h"
 #include "agent/host_stats/host_stats_collector.h"
@@ -94,6 +95,20 @@ bool OpenTrace(AgentParts* parts, const std::string& path, int window, std::stri
   {
     MutexLock lock(&parts->writer_mu);
     parts->writer = writer;
+  }
+
+  // A window records API calls from here on, before its capture source resumes: otherwise the
+  // GPU work launched while the header is built would be in the trace without the calls that
+  // launched it (read as lost host calls). The rings hold the records until the writer thread
+  // starts; BeginWindow puts the state back to standby if the window fails to open. GPU work that
+  // starts before the window's first millisecond is left out of it (SetFirstActivityNs): a call in
+  // flight as the state changed is not recorded, and its kernel starts within microseconds of it
+  // unless the thread is preempted; the cost is the GPU records (not the calls) of that millisecond.
+  if (window > 0) {
+    constexpr uint64_t kWindowStartGuardNs = 1'000'000;
+    g_state.store(static_cast<int>(AgentState::kActive), std::memory_order_release);
+    MutexLock lock(&parts->writer_mu);
+    parts->writer->SetFirstActivityNs(MonotonicNs() + kWindowStartGuardNs);
   }
 
   // The capture source. Never in a child forked from an active parent: CUPTI can hang there.

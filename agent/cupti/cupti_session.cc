@@ -251,15 +251,20 @@ void CuptiSession::Pause() {
 bool CuptiSession::Resume() {
   if (state_.load(std::memory_order_acquire) != kPaused) return false;
   const CuptiFunctions& fn = library_.fn;
+  // The calls first, then the GPU records: work launched while the kinds are being enabled then
+  // has its call in the window (a GPU record without its call reads as a lost host call; a call
+  // without its GPU record, at the window's very start, is harmless).
+  state_.store(kRunning, std::memory_order_release);
+  EnableApiCallbacks(true);
   for (CUpti_ActivityKind kind : kActivityKinds) {
     const CUptiResult r = fn.cuptiActivityEnable(kind);
     if (r != CUPTI_SUCCESS && IsEssential(kind)) {
+      EnableApiCallbacks(false);
       for (CUpti_ActivityKind k : kActivityKinds) fn.cuptiActivityDisable(k);
+      state_.store(kPaused, std::memory_order_release);
       return false;
     }
   }
-  state_.store(kRunning, std::memory_order_release);
-  EnableApiCallbacks(true);
   return true;
 }
 

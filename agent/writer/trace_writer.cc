@@ -425,6 +425,7 @@ void TraceWriter::DrainActivities() {
   buffer.TakeAll(&activities_);
   for (const PendingActivity& pending : activities_) {
     const GpuActivityEvent& a = pending.activity;
+    if (a.start_ns < first_activity_ns_) continue;
     trace::GpuActivityRecord r;
     r.start_ns = a.start_ns;
     r.end_ns = a.end_ns < a.start_ns ? a.start_ns : a.end_ns;

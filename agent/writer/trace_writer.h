@@ -72,6 +72,10 @@ class TraceWriter final : private ChunkBuilder {
   // Asked once per device, when its first kernel is drained: the DeviceInfo goes into that chunk
   // (before the kernel's records, FORMAT.md). Unset: no devices are described. Same call rules.
   void SetDeviceDescriber(DeviceDescriber describer) { describe_device_ = std::move(describer); }
+  // GPU work that started before `ns` (agent clock) is left out: a capture window's start, where
+  // a capture source may still report work launched before the window recorded any call (simgpu's
+  // device thread decides as it processes the work), which belongs to no window. Same call rules.
+  void SetFirstActivityNs(uint64_t ns) { first_activity_ns_ = ns; }
   // Moves everything buffered into the pending chunk. Returns the number of records moved.
   size_t Drain();
   // True when the pending chunk should be written now, not at the next period.
@@ -231,6 +235,7 @@ class TraceWriter final : private ChunkBuilder {
 
   // Cumulative counters (Stats).
   uint64_t api_calls_ = 0, activities_count_ = 0, stacks_truncated_ = 0, host_waits_ = 0;
+  uint64_t first_activity_ns_ = 0;  // SetFirstActivityNs
   uint64_t bytes_written_ = 0, chunks_written_ = 0, write_errors_ = 0, memory_used_ = 0;
   uint64_t last_stats_signature_ = 0;
   gpustall::trace::Stats baseline_;  // FillProcessStats at Start: subtracted from the losses

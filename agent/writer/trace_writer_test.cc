@@ -286,6 +286,41 @@ TEST(TraceWriterTest, EventsRoundTripThroughTheReader) {
 // Kernels carry their launch configuration, interned once per distinct one; the device of a
 // trace's first kernel is described (once, by the describer) in the chunk of that kernel, and a
 // device the describer cannot describe is left out, asked once.
+TEST(TraceWriterTest, AWindowLeavesOutGpuWorkThatStartedBeforeIt) {
+  Rig rig;
+  const std::string path = TempPath("window_start.gstrace");
+  std::unique_ptr<TraceWriter> writer = rig.Writer(path);
+  ASSERT_NE(writer, nullptr);
+  RingRecorder& recorder = *rig.recorder;
+  writer->SetFirstActivityNs(2000000);
+  ASSERT_TRUE(writer->Start(Header()));
+  GpuActivityEvent a{};
+  a.kind = ActivityKind::kKernel;
+  a.source = ActivitySource::kCupti;
+  a.name = "k";
+  // Before the window, straddling its start (started before it: out), at it and after it (in).
+  for (uint64_t start : {1000000ull, 1999000ull, 2000000ull, 2500000ull}) {
+    a.start_ns = start;
+    a.end_ns = start + 10000;
+    a.correlation_id = static_cast<uint32_t>(start / 1000);
+    recorder.RecordGpuActivity(a);
+  }
+  writer->Drain();
+  ASSERT_TRUE(writer->Finish(pb::END_REASON_EXIT, ""));
+  reader::CollectingReporter damage;
+  auto opened = reader::TraceReader::Open(path, &damage);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::vector<uint64_t> starts;
+  reader::ChunkEvents events;
+  while (true) {
+    auto more = (*opened)->Next(&events);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    for (const auto& r : events.activities) starts.push_back(r.start_ns);
+  }
+  EXPECT_EQ(starts, (std::vector<uint64_t>{2000000, 2500000}));
+}
+
 TEST(TraceWriterTest, KernelLaunchConfigurationsAndTheirDevicesRoundTrip) {
   Rig rig;
   const std::string path = TempPath("launch.gstrace");
