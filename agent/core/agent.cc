@@ -122,6 +122,9 @@ void Activate() {
   parts->base_path = ExpandOutputPath(config.output, facts);
   parts->output_path = parts->base_path;
 
+  if (config.periodic_ms != 0 && !PeriodicWindows(config))
+    Log(LogLevel::kWarn, "GS_PERIODIC_WINDOW_MS=%d is not shorter than GS_PERIODIC_MS=%d: recording continuously",
+        config.periodic_window_ms, config.periodic_ms);
   if (config.on_demand || PeriodicWindows(config)) return EnterStandby(parts);
   std::string why;
   if (!OpenTrace(parts, parts->base_path, 0, &why)) {

@@ -166,6 +166,17 @@ TEST_F(AgentLifecycleTest, DormantUntilFirstUse) {
   EXPECT_TRUE(Traces().empty());
 }
 
+TEST_F(AgentLifecycleTest, AWindowNotShorterThanItsPeriodRecordsContinuouslyAndSaysSo) {
+  const ChildResult r = RunChild({{"GS_PERIODIC_MS", "500"}, {"GS_PERIODIC_WINDOW_MS", "500"}}, [] {
+    if (AgentRecorder() == nullptr) return 1;  // active at once: no windows, no standby
+    return AgentCurrentState() == AgentState::kActive ? 0 : 2;
+  });
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.stderr_text,
+            "gpustall: GS_PERIODIC_WINDOW_MS=500 is not shorter than GS_PERIODIC_MS=500: recording continuously\n");
+  EXPECT_EQ(Traces().size(), 1u);
+}
+
 TEST_F(AgentLifecycleTest, UncreatableOutputDisablesWithOneLine) {
   const ChildResult r = RunChild({{"GS_OUTPUT", "/nonexistent-gs-dir/x.gstrace"}},
                                  [] { return AgentRecorder() == nullptr ? 0 : 1; });

@@ -108,7 +108,7 @@ void FinishRecording(gpustall::trace::EndReason reason, const char* detail);
 // windows) and leaves the agent in standby (on_demand.cc).
 void EnterStandby(AgentParts* parts);
 // Whether `config` asks for periodic windows: a period, and a window shorter than it (a window
-// as long as its period is continuous recording, done without windows; said once on stderr).
+// as long as its period is continuous recording, done without windows).
 bool PeriodicWindows(const Config& config);
 
 // Preserves errno across the agent's slow paths.

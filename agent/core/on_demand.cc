@@ -103,11 +103,7 @@ std::string ReplyWord(std::string text) {
 }  // namespace
 
 bool PeriodicWindows(const Config& config) {
-  if (config.periodic_ms == 0) return false;
-  if (config.periodic_window_ms < config.periodic_ms) return true;
-  Log(LogLevel::kWarn, "GS_PERIODIC_WINDOW_MS=%d is not shorter than GS_PERIODIC_MS=%d: recording continuously",
-      config.periodic_window_ms, config.periodic_ms);
-  return false;
+  return config.periodic_ms != 0 && config.periodic_window_ms < config.periodic_ms;
 }
 
 void EnterStandby(AgentParts* parts) {
@@ -125,7 +121,7 @@ void EnterStandby(AgentParts* parts) {
   options.uid = geteuid();
   options.pid = static_cast<pid_t>(parts->pid);
   const Config& config = parts->config;
-  const bool periodic = config.periodic_ms != 0 && config.periodic_window_ms < config.periodic_ms;
+  const bool periodic = PeriodicWindows(config);
   if (periodic) {
     options.periodic_ns = static_cast<uint64_t>(config.periodic_ms) * 1000000u;
     options.periodic_window_ns = static_cast<uint64_t>(config.periodic_window_ms) * 1000000u;
