@@ -8,21 +8,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent/control/run_folder.h"
 #include "agent/core/agent_thread.h"
+#include "agent/core/clock.h"
 
 namespace gs {
 namespace control {
 namespace {
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 void SendAll(int fd, const std::string& text) {
   const char* p = text.data();
@@ -40,11 +34,11 @@ void SendAll(int fd, const std::string& text) {
 // Reads up to and including the first '\n' (at most kMaxCommandLine + 1 bytes), within the
 // peer timeout. False on timeout, error, or a line that is too long.
 bool ReadLine(int fd, std::string* line) {
-  const uint64_t deadline = NowNs() + static_cast<uint64_t>(kPeerTimeoutMs) * 1000000u;
+  const uint64_t deadline = SystemMonotonicNs() + static_cast<uint64_t>(kPeerTimeoutMs) * 1000000u;
   char buffer[kMaxCommandLine + 1];
   size_t used = 0;
   while (used < sizeof(buffer)) {
-    const uint64_t now = NowNs();
+    const uint64_t now = SystemMonotonicNs();
     if (now >= deadline) return false;
     pollfd p{fd, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>((deadline - now) / 1000000u) + 1);
@@ -178,9 +172,9 @@ void ControlListener::Run() {
   uint64_t window_deadline = 0;  // 0: no timed window running
   // The next periodic window's start (the first at once); 0: no schedule.
   const uint64_t period = options_.periodic_ns;
-  uint64_t next_window = period != 0 ? NowNs() : 0;
+  uint64_t next_window = period != 0 ? SystemMonotonicNs() : 0;
   while (!stopping_.load(std::memory_order_acquire)) {
-    uint64_t now = NowNs();
+    uint64_t now = SystemMonotonicNs();
     if (window_deadline != 0 && now >= window_deadline) {
       window_deadline = 0;
       std::string facts, error;
@@ -192,7 +186,7 @@ void ControlListener::Run() {
       // from early in it: agent/core/trace_session.cc).
       if (controller_->StartWindow(&facts, &error)) {
         window_deadline = now + options_.periodic_window_ns;
-        now = NowNs();
+        now = SystemMonotonicNs();
       } else if (controller_->Status().rfind("state=recording", 0) != 0) {
         next_window = 0;  // not for lack of a free slot: the next periods would fail alike
       }
@@ -212,7 +206,7 @@ void ControlListener::Run() {
     if (fd < 0) continue;
     const Served served = ServeConnection(fd, options_.uid, *controller_, options_.identity);
     close(fd);
-    if (served.started) window_deadline = served.duration_ns == 0 ? 0 : NowNs() + served.duration_ns;
+    if (served.started) window_deadline = served.duration_ns == 0 ? 0 : SystemMonotonicNs() + served.duration_ns;
     if (served.stopped) window_deadline = 0;
   }
 }

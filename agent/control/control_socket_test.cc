@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,15 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "agent/core/clock.h"
+
 namespace gs {
 namespace control {
 namespace {
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // Counts calls; "recording" between a successful start and stop, whose times it keeps.
 class FakeWindows final : public WindowController {
@@ -41,7 +36,7 @@ class FakeWindows final : public WindowController {
     recording = true;
     {
       std::lock_guard<std::mutex> lock(mu);
-      opened_ns.push_back(MonotonicNs());
+      opened_ns.push_back(SystemMonotonicNs());
     }
     *facts = "window=" + std::to_string(starts.load()) + " trace=/t.window-1.gstrace";
     return true;
@@ -55,7 +50,7 @@ class FakeWindows final : public WindowController {
     recording = false;
     {
       std::lock_guard<std::mutex> lock(mu);
-      closed_ns.push_back(MonotonicNs());
+      closed_ns.push_back(SystemMonotonicNs());
     }
     *facts = "window=1 trace=/t.window-1.gstrace";
     return true;
@@ -202,8 +197,7 @@ TEST_F(ListenerTest, ATimedWindowIsStoppedByTheListener) {
   std::string error;
   ASSERT_TRUE(listener.Start(options_, &windows, &error)) << error;
   EXPECT_EQ(Request(listener.socket_path(), "start 50000000\n").rfind("ok window=1", 0), 0u);
-  for (int i = 0; i < 500 && windows.recording; ++i) usleep(10000);
-  EXPECT_FALSE(windows.recording) << "the 50 ms window was not stopped within 5 s";
+  EXPECT_TRUE(WaitFor([&] { return !windows.recording; })) << "the 50 ms window was not stopped within 5 s";
   EXPECT_EQ(windows.stops, 1);
   // An untimed window stays until stop.
   EXPECT_EQ(Request(listener.socket_path(), "start\n").rfind("ok window=", 0), 0u);
@@ -220,7 +214,7 @@ TEST_F(ListenerTest, PeriodicWindowsOpenAtOnceThenEveryPeriodAndCloseAfterTheirL
   FakeWindows windows;
   ControlListener listener;
   std::string error;
-  const uint64_t started = MonotonicNs();
+  const uint64_t started = SystemMonotonicNs();
   ASSERT_TRUE(listener.Start(options_, &windows, &error)) << error;
   ASSERT_TRUE(WaitFor([&] { return windows.stops >= 3; })) << "three windows did not end within 5 s";
   listener.Stop();

@@ -198,13 +198,14 @@ std::vector<const RankSummary*> RanksInRowOrder(const std::vector<RankSummary>& 
 }
 
 bool OneProcess(const std::vector<RankSummary>& ranks) {
+  if (ranks.empty()) return false;
+  const RankSummary& first = ranks.front();
   for (const RankSummary& r : ranks) {
-    const RankSummary& first = ranks.front();
     if (r.capture_window == 0 || r.pid != first.pid || r.rank != first.rank || r.host_name != first.host_name ||
         r.host_id != first.host_id || r.boot_id != first.boot_id)
       return false;
   }
-  return !ranks.empty();
+  return true;
 }
 
 RanksSection AnalyzeRanks(const std::vector<RankSummary>& input) {
